@@ -1,0 +1,132 @@
+"""Source positions, diagnostics and their rendering.
+
+Every user-facing error is a Diagnostic with a Span; the CLI renders them as
+`file:line:col: error: message`, the source line, and a caret under the
+offending text.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Span:
+    file: str
+    line: int
+    col: int
+    end_line: int = 0
+    end_col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def to(self, other: "Span") -> "Span":
+        """The span from the start of self to the end of other."""
+        return Span(self.file, self.line, self.col, other.end_line, other.end_col)
+
+
+@dataclass
+class Diagnostic:
+    message: str
+    span: Span | None
+    severity: str = "error"
+    notes: list[tuple[str, Span | None]] = field(default_factory=list)
+    hint: str | None = None
+
+
+class SourceCache:
+    """The text of every file the compilation read, for caret rendering."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
+    def add(self, name: str, text: str) -> None:
+        self.texts[name] = text
+
+    def line(self, name: str, line: int) -> str | None:
+        text = self.texts.get(name)
+        if text is None:
+            return None
+        lines = text.splitlines()
+        return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+SOURCES = SourceCache()
+
+
+class CompileError(Exception):
+    """Raised with every diagnostic of a failed compilation."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        self.diagnostics = diagnostics
+        super().__init__(render_all(diagnostics, color=False))
+
+
+def _caret_line(src: str, span: Span) -> str:
+    # Keep tabs from the source so the caret lines up in any terminal.
+    prefix = "".join(c if c == "\t" else " " for c in src[: span.col - 1])
+    width = 1
+    if span.end_line == span.line and span.end_col > span.col:
+        width = span.end_col - span.col
+    return prefix + "^" + "~" * (width - 1)
+
+
+def render(d: Diagnostic, color: bool = False) -> str:
+    def paint(text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if color else text
+
+    where = f"{d.span}: " if d.span else ""
+    sev = paint(f"{d.severity}:", "1;31" if d.severity == "error" else "1;36")
+    out = [f"{paint(where, '1')}{sev} {paint(d.message, '1')}"]
+    out += _source_excerpt(d.span, color)
+    for text, span in d.notes:
+        out.append(f"{span}: note: {text}" if span else f"note: {text}")
+        out += _source_excerpt(span, color)
+    if d.hint:
+        out.append(f"{paint('hint:', '1;32')} {d.hint}")
+    return "\n".join(out)
+
+
+def _source_excerpt(span: Span | None, color: bool) -> list[str]:
+    if span is None:
+        return []
+    src = SOURCES.line(span.file, span.line)
+    if src is None:
+        return []
+    caret = _caret_line(src, span)
+    return [src, f"\x1b[1;32m{caret}\x1b[0m" if color else caret]
+
+
+def render_all(diagnostics: list[Diagnostic], color: bool = False) -> str:
+    return "\n".join(render(d, color) for d in diagnostics)
+
+
+def print_diagnostics(diagnostics: list[Diagnostic]) -> None:
+    color = sys.stderr.isatty()
+    print(render_all(diagnostics, color), file=sys.stderr)
+    errors = sum(d.severity == "error" for d in diagnostics)
+    if errors > 1:
+        print(f"{errors} errors", file=sys.stderr)
+
+
+class Reporter:
+    """Collects diagnostics of one stage; `check()` raises if any were errors."""
+
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+
+    def error(self, message: str, span: Span | None, hint: str | None = None,
+              notes: list[tuple[str, Span | None]] | None = None) -> None:
+        key = (message, span)
+        if any((d.message, d.span) == key for d in self.diagnostics):
+            return  # the same mistake seen twice (e.g. a generic instantiated twice)
+        self.diagnostics.append(Diagnostic(message, span, "error", notes or [], hint))
+
+    @property
+    def failed(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+    def check(self) -> None:
+        if self.failed:
+            raise CompileError(self.diagnostics)
