@@ -1,0 +1,22 @@
+"""Run a linked, optimised module in-process with MCJIT."""
+from __future__ import annotations
+
+import ctypes
+import sys
+
+import llvmlite.binding as llvm
+
+_libc = ctypes.CDLL(None)
+
+
+def run_main(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> int:
+    """Call the program's C `main` and return its exit status."""
+    engine = llvm.create_mcjit_compiler(module, machine)
+    engine.finalize_object()
+    entry = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)(
+        engine.get_function_address("main"))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    status = entry(0, None)
+    _libc.fflush(None)
+    return status

@@ -1,0 +1,42 @@
+"""Native artefacts: objects, assembly, and executables linked by the system C compiler."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import llvmlite.binding as llvm
+
+from ..diagnostics import CompileError, Diagnostic
+
+
+def write_object(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:
+    with open(path, "wb") as f:
+        f.write(machine.emit_object(module))
+
+
+def write_assembly(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:
+    with open(path, "w") as f:
+        f.write(machine.emit_assembly(module))
+
+
+def c_compiler() -> str | None:
+    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if name and shutil.which(name):
+            return name
+    return None
+
+
+def write_executable(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:
+    cc = c_compiler()
+    if cc is None:
+        raise CompileError([Diagnostic(
+            "cannot link an executable: no C compiler found (install gcc or set CC)", None,
+            hint="`pycoro run` needs no C compiler; `--emit obj` writes an object file")])
+    with tempfile.TemporaryDirectory() as tmp:
+        obj = os.path.join(tmp, "program.o")
+        write_object(module, machine, obj)
+        result = subprocess.run([cc, obj, "-o", path, "-lm"], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise CompileError([Diagnostic(f"linking failed ({cc}):\n{result.stderr.strip()}", None)])

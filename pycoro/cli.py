@@ -1,0 +1,122 @@
+"""The `pycoro` command: parses options and calls the driver, nothing more."""
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .diagnostics import CompileError, print_diagnostics
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="pycoro: compile and run PyCoro programs.")
+
+EXIT_USER_ERROR = 1
+EXIT_INTERNAL_ERROR = 70
+
+
+class Emit(str, Enum):
+    exe = "exe"
+    obj = "obj"
+    shared = "shared"
+    llvm = "llvm"
+    lowered = "lowered"
+    asm = "asm"
+    ptx = "ptx"
+
+
+class Target(str, Enum):
+    native = "native"
+    nvptx = "nvptx"
+
+
+_DEFAULT_SUFFIX = {"exe": "", "obj": ".o", "shared": ".so", "llvm": ".ll", "lowered": ".ll",
+                   "asm": ".s", "ptx": ".ptx"}
+
+OptLevel = typer.Option(2, "-O", min=0, max=3, help="optimisation level, -O0 … -O3")
+
+
+def _guard(action) -> None:
+    """Run a compiler action: diagnostics → status 1, a pycoro bug → status 70."""
+    try:
+        status = action()
+    except CompileError as err:
+        print_diagnostics(err.diagnostics)
+        raise typer.Exit(EXIT_USER_ERROR)
+    except (typer.Exit, SystemExit, KeyboardInterrupt):
+        raise
+    except RecursionError:
+        print("error: program is nested too deeply for pycoro", file=sys.stderr)
+        raise typer.Exit(EXIT_USER_ERROR)
+    except Exception as err:  # noqa: BLE001 - every other failure is ours
+        print(f"internal compiler error: {type(err).__name__}: {err}", file=sys.stderr)
+        if os.environ.get("PYCORO_TRACEBACK"):
+            traceback.print_exc()
+        else:
+            print("(set PYCORO_TRACEBACK=1 to see where; please report it)", file=sys.stderr)
+        raise typer.Exit(EXIT_INTERNAL_ERROR)
+    raise typer.Exit(status or 0)
+
+
+def _compilation(file: str, opt: int = 2, target: str = "native"):
+    from .driver import Compilation, Options
+    return Compilation.from_file(file, Options(opt_level=opt, target=target))
+
+
+@app.command()
+def run(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptLevel,
+        check_leaks: bool = typer.Option(False, "--check-leaks", help="count coroutine frames; fail if any leak")):
+    """Compile FILE in memory (JIT) and run `main`; exit with its status."""
+    sys.setrecursionlimit(10_000)
+    _guard(lambda: _compilation(file, opt).run() & 0xFF)
+
+
+@app.command()
+def build(file: str = typer.Argument(..., help="the .pc program"),
+          output: Optional[str] = typer.Option(None, "-o", "--output", help="where to write"),
+          target: Target = typer.Option(Target.native, "--target"),
+          emit: Emit = typer.Option(Emit.exe, "--emit"),
+          opt: int = OptLevel):
+    """Write an artefact: a native executable by default."""
+    sys.setrecursionlimit(10_000)
+    out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit.value]).name or "a.out"
+
+    def action():
+        if target is Target.nvptx or emit in (Emit.ptx, Emit.shared):
+            from .diagnostics import Diagnostic
+            what = "--target nvptx" if target is Target.nvptx else f"--emit {emit.value}"
+            raise CompileError([Diagnostic(f"{what} is not supported yet", None)])
+        _compilation(file, opt, target.value).build(emit.value, out)
+        return 0
+    _guard(action)
+
+
+@app.command()
+def check(file: str = typer.Argument(..., help="the .pc program")):
+    """Parse and type-check FILE only."""
+    sys.setrecursionlimit(10_000)
+    _guard(lambda: (_compilation(file).check(), 0)[1])
+
+
+@app.command()
+def explain(file: str = typer.Argument(..., help="the .pc program")):
+    """Report coroutine frames, their ABIs, and heap elision per call site."""
+    sys.setrecursionlimit(10_000)
+
+    def action():
+        _compilation(file).check()
+        print(f"{file}: no coroutines")
+        return 0
+    _guard(action)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

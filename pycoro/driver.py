@@ -1,0 +1,136 @@
+"""One compilation: options in, the stages called in order, artefacts out.
+
+    parse → check → lower (LLVM IR) → link the runtime → verify → pipeline → emit
+
+Each step is a method named for its stage; each takes the previous step's
+product. Invalid IR is our bug, never the user's: it is caught here and
+reported as an internal compiler error before LLVM can abort the process.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import llvmlite.binding as llvm
+
+from .backend import jit, link, targets
+from .diagnostics import CompileError, Diagnostic, Reporter
+from .frontend import ast
+from .frontend.check import check_program
+from .frontend.program import CheckedProgram
+from .frontend.resolve import load, stdlib_dir
+from .middle import intrinsics
+from .middle.irgen import ModuleGen
+from .middle.passes import run_pipeline
+
+
+class InternalError(Exception):
+    """A bug in pycoro (the CLI reports it as `internal compiler error`, status 70)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    opt_level: int = 2
+    target: str = "native"
+
+
+class Compilation:
+    def __init__(self, source: str, display: str, base_dir: Path, options: Options = Options()):
+        self.source = source
+        self.display = display
+        self.base_dir = base_dir
+        self.options = options
+
+    @classmethod
+    def from_file(cls, path: str, options: Options = Options()) -> "Compilation":
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CompileError([Diagnostic(f"no such file: {path}", None)]) from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise CompileError([Diagnostic(f"cannot read {path}: {err}", None)]) from None
+        return cls(text, path, p.resolve().parent, options)
+
+    # ---- stages
+    def parse(self) -> list[ast.Module]:
+        return load(self.display, self.source, self.base_dir)
+
+    def check(self, need_main: bool = True) -> CheckedProgram:
+        reporter = Reporter()
+        program = check_program(self.parse(), reporter, need_main)
+        reporter.check()
+        return program
+
+    def lower(self) -> str:
+        """LLVM IR as the frontend emits it (`--emit llvm`)."""
+        program = self.check()
+        module = ModuleGen(program, self.display).generate(entry=True, internal=True)
+        module.triple = targets.native_triple()
+        return str(module)
+
+    def link_runtime(self, ir_text: str) -> llvm.ModuleRef:
+        module = _parse_ir(ir_text, self.display)
+        module.link_in(_parse_ir(runtime_ir(), "<runtime>"))
+        return module
+
+    def optimise(self, module: llvm.ModuleRef, machine: llvm.TargetMachine) -> llvm.ModuleRef:
+        _verify(module)
+        run_pipeline(module, machine, self.options.opt_level)
+        return module
+
+    # ---- artefacts
+    def lowered(self, jit_mode: bool = False) -> tuple[llvm.ModuleRef, llvm.TargetMachine]:
+        machine = targets.native_machine(self.options.opt_level, jit=jit_mode)
+        module = self.link_runtime(self.lower())
+        module.triple = machine.triple
+        module.data_layout = str(machine.target_data)
+        return self.optimise(module, machine), machine
+
+    def run(self) -> int:
+        module, machine = self.lowered(jit_mode=True)
+        return jit.run_main(module, machine)
+
+    def build(self, emit: str, output: str) -> None:
+        if emit == "llvm":
+            Path(output).write_text(self.lower())
+            return
+        module, machine = self.lowered()
+        writers = {
+            "lowered": lambda: Path(output).write_text(str(module)),
+            "asm": lambda: link.write_assembly(module, machine, output),
+            "obj": lambda: link.write_object(module, machine, output),
+            "exe": lambda: link.write_executable(module, machine, output),
+        }
+        writers[emit]()
+
+
+@functools.cache
+def runtime_ir() -> str:
+    """The runtime (stdlib/rt.pc), compiled once per process."""
+    path = stdlib_dir() / "rt.pc"
+    modules = load("<stdlib>/rt.pc", path.read_text(encoding="utf-8"), path.parent, prelude=False)
+    reporter = Reporter()
+    program = check_program(modules, reporter, need_main=False)
+    if reporter.failed:
+        raise InternalError("the runtime does not compile:\n" + "\n".join(d.message for d in reporter.diagnostics))
+    return str(ModuleGen(program, "pycoro.runtime").generate(entry=False))
+
+
+def _parse_ir(text: str, name: str) -> llvm.ModuleRef:
+    problems = intrinsics.validate(text)
+    if problems:
+        raise InternalError(f"{name}: " + "; ".join(problems))
+    try:
+        module = llvm.parse_assembly(text)
+    except RuntimeError as err:
+        raise InternalError(f"LLVM rejected the IR for {name}: {err}") from None
+    return module
+
+
+def _verify(module: llvm.ModuleRef) -> None:
+    try:
+        module.verify()
+    except RuntimeError as err:
+        raise InternalError(f"invalid LLVM IR: {err}") from None

@@ -1,0 +1,1090 @@
+"""Type checking and monomorphisation (LANGUAGE.md §2–§4).
+
+`check_program` resolves every type, instantiates each generic function once
+per list of type arguments (checking its body for that instantiation, like
+a C++ template), and records in each FnInstance's side tables what the
+code generator needs. After a mistake an expression gets the type ERROR,
+which absorbs further errors, so independent mistakes are all reported.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ast
+from . import messages as M
+from .program import (BuiltinCall, CheckedProgram, DirectCall, FnInstance, GlobalVar,
+                      IndirectCall, IterProtocol, LocalVar)
+from .resolve import BUILTIN_FUNCTIONS, Namespace, span_of
+from .types import (BOOL, ERROR, F64, HANDLE, I32, I64, NULL, STR, U64, VOID, ArrayT, FloatT,
+                    FnT, IntT, PRIMITIVES, PromiseT, PtrT, StructT, Type, TypeVar, has_vars,
+                    is_scalar, substitute, unify)
+from ..diagnostics import Reporter, Span
+
+COMPOUND_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
+ARITH = ("+", "-", "*", "/", "%")
+BITWISE = ("&", "|", "^")
+SHIFTS = ("<<", ">>")
+EQUALITY = ("==", "!=")
+ORDERING = ("<", "<=", ">", ">=")
+LOGICAL = ("&&", "||")
+
+
+def check_program(modules: list[ast.Module], reporter: Reporter, need_main: bool = True,
+                  check_all: bool = True) -> CheckedProgram:
+    checker = ProgramChecker(modules, reporter)
+    return checker.run(need_main, check_all)
+
+
+@dataclass(frozen=True)
+class _Method:
+    decl: ast.FnDecl
+    subst: dict
+    owner: Type
+
+
+class ProgramChecker:
+    def __init__(self, modules: list[ast.Module], reporter: Reporter):
+        self.reporter = reporter
+        self.ns = Namespace.build(modules, reporter)
+        self.instances: dict[tuple, FnInstance] = {}
+        self.queue: list[tuple[FnInstance, dict]] = []
+        self.globals: dict[str, GlobalVar] = {}
+        self._fields: dict[StructT, list[tuple[str, Type]]] = {}
+        self._laying_out: set[StructT] = set()
+        self._impl_targets: dict[ast.ImplDecl, Type] = {}
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self, need_main: bool, check_all: bool) -> CheckedProgram:
+        for decl in self.ns.decls.values():
+            if isinstance(decl, ast.GlobalDecl):
+                self._declare_global(decl)
+        for decl in list(self.ns.decls.values()):
+            if isinstance(decl, ast.FnDecl) and not decl.generics:
+                self.instantiate(decl, {}, ())
+            elif isinstance(decl, ast.StructDecl) and not decl.generics:
+                self.struct_fields(StructT(decl), decl.span)
+        for impl in self.ns.impls:
+            target = self.impl_target(impl)
+            if not impl.generics and target is not ERROR:
+                for method in impl.methods:
+                    if not method.generics:
+                        self.instantiate_method(_Method(method, {}, target))
+        while self.queue:
+            inst, subst = self.queue.pop()
+            BodyChecker(self, inst, subst).check_body()
+        main = self._find_main(need_main)
+        return CheckedProgram(list(self.instances.values()), list(self.globals.values()), main,
+                              self.struct_fields)
+
+    def _find_main(self, need_main: bool) -> FnInstance | None:
+        decl = self.ns.decls.get("main")
+        if not isinstance(decl, ast.FnDecl):
+            if need_main:
+                self.reporter.error(M.no_main(), None)
+            return None
+        inst = self.instances.get((id(decl), ()))
+        if inst is None:
+            return None
+        if decl.kind != "fn" or inst.params or inst.ret not in (VOID, I32):
+            self.reporter.error(M.bad_main(), span_of(decl))
+        return inst
+
+    # ------------------------------------------------------------------ types
+
+    def resolve_type(self, texpr: ast.TypeExpr, subst: dict[str, Type]) -> Type:
+        match texpr:
+            case ast.NamedType(name=name, args=args):
+                if name in subst and not args:
+                    return subst[name]
+                targs = tuple(self.resolve_type(a, subst) for a in args)
+                if ERROR in targs:
+                    return ERROR
+                if name in PRIMITIVES:
+                    if targs:
+                        self.reporter.error(M.not_generic(name), texpr.span)
+                        return ERROR
+                    return PRIMITIVES[name]
+                if name == "ptr":
+                    if len(targs) != 1:
+                        self.reporter.error(M.type_arity("ptr", 1, len(targs)), texpr.span)
+                        return ERROR
+                    return PtrT(targs[0])
+                decl = self.ns.decls.get(name)
+                if isinstance(decl, (ast.StructDecl, ast.PromiseDecl)):
+                    if len(targs) != len(decl.generics):
+                        self.reporter.error(M.type_arity(name, len(decl.generics), len(targs)), texpr.span)
+                        return ERROR
+                    return StructT(decl, targs) if isinstance(decl, ast.StructDecl) else PromiseT(decl, targs)
+                self.reporter.error(M.unknown_type(name), texpr.span,
+                                    hint=self.ns.suggest(name, list(PRIMITIVES) + ["ptr"]))
+                return ERROR
+            case ast.ArrayType(elem=elem, size=size):
+                t = self.resolve_type(elem, subst)
+                return ERROR if t is ERROR else ArrayT(t, size)
+            case ast.FnType(params=params, ret=ret):
+                ps = tuple(self.resolve_type(p, subst) for p in params)
+                r = self.resolve_type(ret, subst) if ret else VOID
+                return ERROR if ERROR in ps or r is ERROR else FnT(ps, r)
+        raise AssertionError(texpr)
+
+    def struct_fields(self, t: StructT, use: Span | None = None) -> list[tuple[str, Type]]:
+        """The fields of a struct instance, with its type arguments substituted."""
+        if t in self._fields:
+            return self._fields[t]
+        if t in self._laying_out:
+            self.reporter.error(M.recursive_struct(t.decl.name), t.decl.span)
+            return []
+        self._laying_out.add(t)
+        subst = dict(zip(t.decl.generics, t.args))
+        fields = [(f.name, self.resolve_type(f.type, subst)) for f in t.decl.fields]
+        seen: set[str] = set()
+        for f, (name, ft) in zip(t.decl.fields, fields):
+            if name in seen:
+                self.reporter.error(M.duplicate_field(name), f.span)
+            seen.add(name)
+            self._contained(ft)
+        self._laying_out.discard(t)
+        self._fields[t] = fields
+        return fields
+
+    def _contained(self, t: Type) -> None:
+        # Lay out value-contained structs now, so that a cycle is found.
+        while isinstance(t, ArrayT):
+            t = t.elem
+        if isinstance(t, StructT) and not has_vars(t):
+            self.struct_fields(t)
+
+    # ------------------------------------------------------------------ globals
+
+    def _declare_global(self, decl: ast.GlobalDecl) -> None:
+        checker = BodyChecker(self, None, {})
+        if decl.type is not None:
+            t = self.resolve_type(decl.type, {})
+            if decl.init is not None and t is not ERROR:
+                checker.expect(decl.init, t)
+        elif decl.init is not None:
+            t = checker.check_expr(decl.init, None)
+        else:
+            self.reporter.error(M.cannot_infer_let(decl.name), decl.span)
+            t = ERROR
+        if decl.init is not None and not _is_constant(decl.init):
+            self.reporter.error(M.global_not_const(), decl.init.span)
+        self.globals[decl.name] = GlobalVar(decl, t, f"pc.{decl.name}")
+
+    # ------------------------------------------------------------------ functions
+
+    def instantiate(self, decl: ast.FnDecl, subst: dict[str, Type], targs: tuple[Type, ...],
+                    owner: Type | None = None, display_owner: str = "") -> FnInstance:
+        key = (id(decl), targs if owner is None else (owner,) + targs)
+        if key in self.instances:
+            return self.instances[key]
+        base = f"{display_owner}.{decl.name}" if display_owner else decl.name
+        display = f"{base}<{', '.join(map(str, targs))}>" if targs else base
+        symbol = decl.name if decl.kind == "extern" else "pc." + display.replace(" ", "")
+        params: list[tuple[str, Type]] = []
+        self_mode = None
+        for i, p in enumerate(decl.params):
+            if p.is_self:
+                if owner is None:
+                    self.reporter.error(M.self_outside_impl(), p.span)
+                    continue
+                if i != 0:
+                    self.reporter.error(M.self_not_first(), p.span)
+                self_mode = "ref" if p.mut_self else "value"
+                params.append(("self", PtrT(owner) if p.mut_self else owner))
+            else:
+                t = self.resolve_type(p.type, subst)
+                if t == VOID:
+                    self.reporter.error(M.void_param(p.name), p.span)
+                params.append((p.name, t))
+        ret = self.resolve_type(decl.ret, subst) if decl.ret else VOID
+        if decl.kind == "extern" and decl.generics:
+            self.reporter.error(M.generic_extern(), span_of(decl))
+        if decl.kind in ("async", "kernel"):
+            what = "`async fn`" if decl.kind == "async" else "`kernel fn`"
+            self.reporter.error(M.not_supported_yet(what), span_of(decl))
+        inst = FnInstance(decl, display, symbol, params, ret, self_mode)
+        self.instances[key] = inst
+        if decl.body is not None:
+            self.queue.append((inst, subst))
+        return inst
+
+    def instantiate_method(self, m: _Method, targs: tuple[Type, ...] = ()) -> FnInstance:
+        subst = dict(m.subst)
+        subst.update(zip(m.decl.generics, targs))
+        return self.instantiate(m.decl, subst, targs, owner=m.owner, display_owner=str(m.owner))
+
+    def impl_target(self, impl: ast.ImplDecl) -> Type:
+        if impl not in self._impl_targets:
+            subst = {g: TypeVar(g) for g in impl.generics}
+            self._impl_targets[impl] = self.resolve_type(impl.target, subst)
+        return self._impl_targets[impl]
+
+    def find_method(self, recv: Type, name: str) -> _Method | None:
+        for impl in self.ns.impls:
+            target = self.impl_target(impl)
+            subst: dict[str, Type] = {}
+            if target is ERROR or not unify(target, recv, subst):
+                continue
+            for method in impl.methods:
+                if method.name == name:
+                    return _Method(method, subst, recv)
+        return None
+
+    def method_names(self, recv: Type) -> list[str]:
+        names = []
+        for impl in self.ns.impls:
+            target = self.impl_target(impl)
+            if target is not ERROR and unify(target, recv, {}):
+                names += [m.name for m in impl.methods]
+        return names
+
+
+def _is_constant(e: ast.Expr) -> bool:
+    match e:
+        case ast.IntLit() | ast.FloatLit() | ast.BoolLit() | ast.StrLit() | ast.NullLit():
+            return True
+        case ast.Unary(operand=inner) | ast.Cast(expr=inner):
+            return _is_constant(inner)
+        case ast.ArrayLit(elems=elems):
+            return all(map(_is_constant, elems))
+        case ast.StructLit(fields=fields):
+            return all(_is_constant(f.value) for f in fields)
+    return False
+
+
+def _is_literalish(e: ast.Expr) -> bool:
+    """An expression whose type comes from its context (an unsuffixed literal)."""
+    match e:
+        case ast.IntLit(suffix=None) | ast.FloatLit(suffix=None):
+            return True
+        case ast.Unary(op="-" | "~", operand=inner):
+            return _is_literalish(inner)
+        case ast.Binary(op=op, left=left, right=right) if op in ARITH + BITWISE:
+            return _is_literalish(left) and _is_literalish(right)
+        case ast.Binary(op=op, left=left) if op in SHIFTS:
+            return _is_literalish(left)
+    return False
+
+
+class _Scope(dict):
+    pass
+
+
+class BodyChecker:
+    """Checks one function instance's body (or a global's initializer)."""
+
+    def __init__(self, program: ProgramChecker, inst: FnInstance | None, subst: dict[str, Type]):
+        self.p = program
+        self.r = program.reporter
+        self.inst = inst
+        self.subst = subst
+        self.scopes: list[_Scope] = [_Scope()]
+        self.loops = 0
+        self.defers = 0
+        self.inst_types: dict = {} if inst is None else inst.types
+
+    # ---- side tables
+    def _set(self, e: ast.Node, t: Type) -> Type:
+        self.inst_types[e] = t
+        return t
+
+    def _ref(self, e: ast.Node, target: object) -> None:
+        if self.inst is not None:
+            self.inst.refs[e] = target
+
+    def _call(self, e: ast.Call, target) -> None:
+        if self.inst is not None:
+            self.inst.calls[e] = target
+
+    # ---- scopes
+    def declare(self, node: ast.Node, name: str, t: Type, mutable: bool, is_param: bool = False) -> LocalVar:
+        var = LocalVar(name, t, mutable, is_param)
+        self.scopes[-1][name] = var
+        if self.inst is not None:
+            self.inst.locals[node] = var
+        return var
+
+    def lookup(self, name: str) -> LocalVar | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def local_names(self) -> list[str]:
+        return [n for s in self.scopes for n in s]
+
+    # ------------------------------------------------------------------ body
+
+    def check_body(self) -> None:
+        inst = self.inst
+        for param, (name, t) in zip((p for p in inst.decl.params), inst.params):
+            mutable = param.is_self and param.mut_self
+            self.declare(param, name, t.elem if param.is_self and param.mut_self else t, mutable, True)
+        self.check_block(inst.decl.body, new_scope=False)
+        if inst.ret not in (VOID, ERROR) and not _always_returns(inst.decl.body):
+            self.r.error(M.missing_return(inst.display, inst.ret), span_of(inst.decl))
+
+    def check_block(self, block: ast.Block, new_scope: bool = True) -> None:
+        if new_scope:
+            self.scopes.append(_Scope())
+        for stmt in block.stmts:
+            self.check_stmt(stmt)
+        if new_scope:
+            self.scopes.pop()
+
+    def check_stmt(self, s: ast.Stmt) -> None:
+        getattr(self, f"stmt_{type(s).__name__}")(s)
+
+    def stmt_Block(self, s: ast.Block) -> None:
+        self.check_block(s)
+
+    def stmt_Let(self, s: ast.Let) -> None:
+        if s.type is not None:
+            t = self.p.resolve_type(s.type, self.subst)
+            if s.init is not None and t is not ERROR:
+                self.expect(s.init, t)
+            elif s.init is not None:
+                self.check_expr(s.init, None)
+            elif not s.mutable:
+                self.r.error(M.let_needs_init(s.name), s.span)
+        elif s.init is not None:
+            t = self.check_expr(s.init, None)
+            if t == NULL:
+                self.r.error(M.cannot_infer_null(), s.init.span, hint=f"write `let {s.name}: ptr<T> = null;`")
+                t = ERROR
+        else:
+            self.r.error(M.cannot_infer_let(s.name), s.span, hint=f"write `var {s.name}: T;`")
+            t = ERROR
+        self.declare(s, s.name, t, s.mutable)
+
+    def stmt_Assign(self, s: ast.Assign) -> None:
+        target_t = self.check_place(s.target, write=True)
+        if s.op == "=":
+            if target_t is not ERROR:
+                self.expect(s.value, target_t)
+            else:
+                self.check_expr(s.value, None)
+            return
+        self.binary_types(s.op, s.target, s.value, s.span, target_t)
+
+    def stmt_ExprStmt(self, s: ast.ExprStmt) -> None:
+        self.check_expr(s.expr, None, allow_void=True)
+
+    def stmt_If(self, s: ast.If) -> None:
+        self.condition(s.cond)
+        self.check_block(s.then)
+        if isinstance(s.else_, ast.If):
+            self.stmt_If(s.else_)
+        elif s.else_ is not None:
+            self.check_block(s.else_)
+
+    def stmt_While(self, s: ast.While) -> None:
+        self.condition(s.cond)
+        self.loop_body(s.body)
+
+    def stmt_Loop(self, s: ast.Loop) -> None:
+        self.loop_body(s.body)
+
+    def loop_body(self, body: ast.Block, before=None) -> None:
+        self.loops += 1
+        saved, self.defers = self.defers, 0
+        self.scopes.append(_Scope())
+        if before:
+            before()
+        self.check_block(body, new_scope=False)
+        self.scopes.pop()
+        self.loops -= 1
+        self.defers = saved
+
+    def stmt_For(self, s: ast.For) -> None:
+        if s.end is not None:
+            t = self.range_bounds(s.iter, s.end)
+            self.loop_body(s.body, lambda: self.declare(s, s.var, t, False))
+            return
+        it = self.check_expr(s.iter, None)
+        if it is ERROR:
+            self.loop_body(s.body, lambda: self.declare(s, s.var, ERROR, False))
+            return
+        nxt, val = self.p.find_method(it, "next"), self.p.find_method(it, "value")
+        if nxt is None or val is None:
+            self.r.error(M.not_iterable(it), s.iter.span)
+            self.loop_body(s.body, lambda: self.declare(s, s.var, ERROR, False))
+            return
+        next_fn = self.p.instantiate_method(nxt)
+        value_fn = self.p.instantiate_method(val)
+        if next_fn.ret != BOOL or len(next_fn.params) != 1 or len(value_fn.params) != 1:
+            self.r.error(M.not_iterable(it), s.iter.span)
+        holder = LocalVar(f"{s.var}.iter", it, True)
+
+        def bind():
+            item = self.declare(s, s.var, value_fn.ret, False)
+            if self.inst is not None:
+                self.inst.iters[s] = IterProtocol(next_fn, value_fn, item, holder)
+        self.loop_body(s.body, bind)
+
+    def range_bounds(self, lo: ast.Expr, hi: ast.Expr) -> Type:
+        if _is_literalish(lo) and not _is_literalish(hi):
+            t = self.check_expr(hi, None)
+            self.expect(lo, t)
+        else:
+            t = self.check_expr(lo, None)
+            self.expect(hi, t)
+        if t is not ERROR and not t.is_int:
+            self.r.error(M.range_bound(t), lo.span.to(hi.span))
+            return ERROR
+        return t
+
+    def stmt_With(self, s: ast.With) -> None:
+        self.r.error(M.not_supported_yet("`with`"), s.span)
+
+    def stmt_Break(self, s: ast.Break) -> None:
+        self._jump(s, "break")
+
+    def stmt_Continue(self, s: ast.Continue) -> None:
+        self._jump(s, "continue")
+
+    def _jump(self, s: ast.Stmt, kw: str) -> None:
+        if self.defers:
+            self.r.error(M.jump_out_of_defer(kw), s.span)
+        elif not self.loops:
+            self.r.error(M.break_outside_loop(kw), s.span)
+
+    def stmt_Return(self, s: ast.Return) -> None:
+        if self.defers:
+            self.r.error(M.jump_out_of_defer("return"), s.span)
+        ret = self.inst.ret
+        if s.value is None:
+            if ret not in (VOID, ERROR):
+                self.r.error(M.return_missing_value(ret), s.span)
+        elif ret == VOID:
+            t = self.check_expr(s.value, None, allow_void=True)
+            if t not in (VOID, ERROR):
+                self.r.error(M.return_value_in_void(self.inst.display), s.value.span)
+        else:
+            self.expect(s.value, ret)
+
+    def stmt_CoReturn(self, s: ast.CoReturn) -> None:
+        self.r.error(M.co_return_outside(), s.span, hint="use `return` in a function that is not a coroutine")
+
+    def stmt_Defer(self, s: ast.Defer) -> None:
+        if isinstance(s.stmt, (ast.Let, ast.Defer)):
+            self.r.error(M.defer_declares(), s.stmt.span)
+            return
+        self.defers += 1
+        saved, self.loops = self.loops, 0
+        self.check_stmt(s.stmt)
+        self.loops = saved
+        self.defers -= 1
+
+    def condition(self, e: ast.Expr) -> None:
+        t = self.check_expr(e, BOOL)
+        if t not in (BOOL, ERROR):
+            self.r.error(M.cond_not_bool(t), e.span)
+
+    # ------------------------------------------------------------------ places
+
+    def check_place(self, e: ast.Expr, write: bool) -> Type:
+        """Type of an assignable (or addressable) expression; reports why not."""
+        match e:
+            case ast.Name(name=name):
+                t = self.check_expr(e, None)
+                var = self.lookup(name)
+                if write and var is not None and not var.mutable:
+                    if var.is_param and name == "self":
+                        self.r.error(M.assign_self(), e.span)
+                    elif var.is_param:
+                        self.r.error(M.assign_param(name), e.span, hint=f"copy it into a variable: `var {name} = {name};`")
+                    else:
+                        self.r.error(M.assign_immutable(name), e.span, hint=f"declare it with `var {name}`")
+                    return ERROR
+                if var is None:
+                    g = self.p.globals.get(name)
+                    if g is None:
+                        if t is not ERROR:
+                            self.r.error(M.not_assignable(), e.span)
+                        return ERROR
+                    if write and not g.decl.mutable:
+                        self.r.error(M.assign_immutable(name), e.span, hint=f"declare it with `var {name}`")
+                        return ERROR
+                return t
+            case ast.Field(base=base) | ast.Index(base=base):
+                t = self.check_expr(e, None)
+                if isinstance(self.inst_types.get(base), PtrT):
+                    return t  # writes through a raw pointer are always allowed
+                if self._place_root_ok(base, write):
+                    return t
+                return ERROR
+        t = self.check_expr(e, None)
+        if t is not ERROR:
+            self.r.error(M.not_assignable() if write else M.not_addressable(), e.span)
+        return ERROR
+
+    def _place_root_ok(self, base: ast.Expr, write: bool) -> bool:
+        """`a.b[i].c = v` needs `a` to be a mutable place (or a pointer)."""
+        match base:
+            case ast.Name():
+                return self.check_place(base, write) is not ERROR
+            case ast.Field(base=inner) | ast.Index(base=inner):
+                if isinstance(self.inst_types.get(inner), PtrT):
+                    return True
+                return self._place_root_ok(inner, write)
+        if not write:
+            # Reading a field of a temporary is fine; taking its address is not.
+            return True
+        self.r.error(M.not_assignable(), base.span)
+        return False
+
+    # ------------------------------------------------------------------ expressions
+
+    def expect(self, e: ast.Expr, t: Type) -> Type:
+        got = self.check_expr(e, t)
+        if got is ERROR or t is ERROR:
+            return t
+        if got == NULL and isinstance(t, PtrT):
+            self._set(e, t)
+            return t
+        if got != t:
+            self.r.error(M.mismatch(t, got), e.span)
+        return t
+
+    def check_expr(self, e: ast.Expr, expected: Type | None, allow_void: bool = False) -> Type:
+        t = getattr(self, f"expr_{type(e).__name__}")(e, expected)
+        self._set(e, t)
+        if t == VOID and not allow_void:
+            self.r.error(M.void_value(), e.span)
+            return self._set(e, ERROR)
+        return t
+
+    def expr_IntLit(self, e: ast.IntLit, expected: Type | None, negate: bool = False) -> Type:
+        value = -e.value if negate else e.value
+        if e.suffix:
+            t = PRIMITIVES[e.suffix]
+        elif isinstance(expected, (IntT, FloatT)):
+            t = expected
+        else:
+            t = I64
+        if isinstance(t, IntT) and not (t.min <= value <= t.max):
+            if not (t == I64 and not e.suffix and expected is None and value <= U64.max):
+                self.r.error(M.literal_out_of_range(value, t), e.span)
+                return ERROR
+            t = U64 if value > I64.max else t
+        return t
+
+    def expr_FloatLit(self, e: ast.FloatLit, expected: Type | None) -> Type:
+        if e.suffix:
+            return PRIMITIVES[e.suffix]
+        if isinstance(expected, FloatT):
+            return expected
+        return F64
+
+    def expr_StrLit(self, e, expected):
+        return STR
+
+    def expr_BoolLit(self, e, expected):
+        return BOOL
+
+    def expr_NullLit(self, e, expected):
+        return expected if isinstance(expected, PtrT) else NULL
+
+
+    def expr_Name(self, e: ast.Name, expected: Type | None) -> Type:
+        var = self.lookup(e.name)
+        if var is not None:
+            self._ref(e, var)
+            return var.type
+        g = self.p.globals.get(e.name)
+        if g is not None:
+            self._ref(e, g)
+            return g.type
+        decl = self.p.ns.decls.get(e.name)
+        if isinstance(decl, ast.FnDecl):
+            if decl.generics:
+                self.r.error(M.generic_fn_value(e.name), e.span)
+                return ERROR
+            inst = self.p.instantiate(decl, {}, ())
+            self._ref(e, inst)
+            if decl.varargs:
+                self.r.error(M.not_a_value(e.name), e.span)
+                return ERROR
+            return FnT(tuple(t for _, t in inst.params), inst.ret)
+        if decl is not None or e.name in BUILTIN_FUNCTIONS:
+            self.r.error(M.not_a_value(e.name), e.span)
+            return ERROR
+        self.r.error(M.unknown_name(e.name), e.span, hint=self.p.ns.suggest(e.name, self.local_names()))
+        return ERROR
+
+    def expr_GenericName(self, e: ast.GenericName, expected: Type | None) -> Type:
+        self.r.error(M.generic_fn_value(e.name), e.span)
+        return ERROR
+
+    def expr_Unary(self, e: ast.Unary, expected: Type | None) -> Type:
+        if e.op == "-" and isinstance(e.operand, ast.IntLit):
+            t = self.expr_IntLit(e.operand, expected, negate=True)
+            self._set(e.operand, t)
+            if t is not ERROR and isinstance(t, IntT) and not t.signed and e.operand.value != 0:
+                self.r.error(M.bad_operand("-", t), e.span)
+            return t
+        t = self.check_expr(e.operand, expected if e.op != "!" else BOOL)
+        if t is ERROR:
+            return ERROR
+        ok = {"-": t.is_numeric, "!": t == BOOL, "~": t.is_int}[e.op]
+        if not ok:
+            self.r.error(M.bad_operand(e.op, t), e.span)
+            return ERROR
+        return t
+
+    def expr_AddrOf(self, e: ast.AddrOf, expected: Type | None) -> Type:
+        t = self.check_place(e.operand, write=False)
+        return ERROR if t is ERROR else PtrT(t)
+
+    def expr_Binary(self, e: ast.Binary, expected: Type | None) -> Type:
+        return self.binary_types(e.op, e.left, e.right, e.span, None, expected)
+
+    def binary_types(self, op: str, left: ast.Expr, right: ast.Expr, span: Span,
+                     left_known: Type | None, expected: Type | None = None) -> Type:
+        if op in LOGICAL:
+            lt = left_known or self.check_expr(left, BOOL)
+            rt = self.check_expr(right, BOOL)
+            for side, t in ((left, lt), (right, rt)):
+                if t not in (BOOL, ERROR):
+                    self.r.error(M.bad_operand(op, t), side.span)
+                    return ERROR
+            return BOOL
+        hint = expected if op in ARITH + BITWISE + SHIFTS else None
+        if left_known is not None:
+            lt = left_known
+            rt = self.check_expr(right, lt if lt is not ERROR and op not in SHIFTS else None) \
+                if op not in SHIFTS else self._shift_amount(right, lt)
+        elif _is_literalish(left) and not _is_literalish(right) and op not in SHIFTS:
+            rt = self.check_expr(right, hint)
+            lt = self.check_expr(left, rt if rt is not ERROR else None)
+        else:
+            lt = self.check_expr(left, hint)
+            rt = self._shift_amount(right, lt) if op in SHIFTS else \
+                self.check_expr(right, lt if lt is not ERROR else None)
+        if lt is ERROR or rt is ERROR:
+            return BOOL if op in EQUALITY + ORDERING else ERROR
+        if op in SHIFTS:
+            if not lt.is_int:
+                self.r.error(M.bad_operand(op, lt), span)
+                return ERROR
+            return lt
+        if op in EQUALITY and {lt, rt} <= {NULL} | ({lt} if isinstance(lt, PtrT) else set()) | \
+                ({rt} if isinstance(rt, PtrT) else set()):
+            return BOOL
+        if lt != rt:
+            self.r.error(M.operand_mismatch(op, lt, rt), span)
+            return ERROR
+        allowed = {
+            "arith": lt.is_numeric,
+            "bitwise": lt.is_int or lt == BOOL,
+            "equality": is_scalar(lt) or isinstance(lt, (PtrT, FnT)) or lt == HANDLE,
+            "ordering": lt.is_numeric,
+        }[_op_class(op)]
+        if not allowed:
+            self.r.error(M.bad_operand(op, lt), span)
+            return ERROR
+        return BOOL if op in EQUALITY + ORDERING else lt
+
+    def _shift_amount(self, right: ast.Expr, lt: Type) -> Type:
+        rt = self.check_expr(right, lt if isinstance(lt, IntT) else None)
+        if rt is not ERROR and not rt.is_int:
+            self.r.error(M.bad_operand("<<", rt), right.span)
+            return ERROR
+        return rt
+
+    def expr_Cast(self, e: ast.Cast, expected: Type | None) -> Type:
+        target = self.p.resolve_type(e.type, self.subst)
+        src = self.check_expr(e.expr, target if target.is_numeric and _is_literalish(e.expr) else None)
+        if target is ERROR or src is ERROR:
+            return ERROR
+        ok = (
+            (src.is_numeric and target.is_numeric)
+            or (src == BOOL and target.is_int)
+            or (src == target)
+            or (isinstance(src, PtrT) and isinstance(target, PtrT))
+            or (isinstance(src, PtrT) and target in (I64, U64))
+            or (src in (I64, U64) and isinstance(target, PtrT))
+            or (src == STR and target == PtrT(PRIMITIVES["u8"]))
+            or (src == NULL and isinstance(target, PtrT))
+        )
+        if not ok:
+            self.r.error(M.bad_cast(src, target), e.span)
+            return ERROR
+        return target
+
+    def expr_Index(self, e: ast.Index, expected: Type | None) -> Type:
+        base = self.check_expr(e.base, None)
+        it = self.check_expr(e.index, I64 if _is_literalish(e.index) else None)
+        if it is not ERROR and not it.is_int:
+            self.r.error(M.index_not_int(it), e.index.span)
+        if base is ERROR:
+            return ERROR
+        if isinstance(base, (ArrayT, PtrT)):
+            return base.elem
+        self.r.error(M.not_indexable(base), e.base.span)
+        return ERROR
+
+    def expr_Field(self, e: ast.Field, expected: Type | None) -> Type:
+        base = self.check_expr(e.base, None)
+        if base is ERROR:
+            return ERROR
+        if isinstance(base, StructT):
+            for name, t in self.p.struct_fields(base):
+                if name == e.name:
+                    return t
+        hint = M.ptr_field_hint(e.name) if isinstance(base, PtrT) and isinstance(base.elem, StructT) else None
+        if self.p.find_method(base, e.name) is not None:
+            hint = f"`{e.name}` is a method: call it with `(…)`"
+        self.r.error(M.no_field(base, e.name), e.span, hint=hint)
+        return ERROR
+
+    def expr_StructLit(self, e: ast.StructLit, expected: Type | None) -> Type:
+        decl = self.p.ns.decls.get(e.name)
+        if not isinstance(decl, ast.StructDecl):
+            if decl is None:
+                self.r.error(M.unknown_type(e.name), e.span, hint=self.p.ns.suggest(e.name, []))
+            else:
+                self.r.error(M.not_a_struct(e.name), e.span)
+            for f in e.fields:
+                self.check_expr(f.value, None)
+            return ERROR
+        if e.type_args:
+            args = tuple(self.p.resolve_type(a, self.subst) for a in e.type_args)
+            if len(args) != len(decl.generics):
+                self.r.error(M.type_arity(e.name, len(decl.generics), len(args)), e.span)
+                return ERROR
+            if ERROR in args:
+                return ERROR
+            t = StructT(decl, args)
+        elif isinstance(expected, StructT) and expected.decl is decl:
+            t = expected
+        elif decl.generics:
+            t = self._infer_struct(e, decl)
+            if t is ERROR:
+                return ERROR
+        else:
+            t = StructT(decl)
+        fields = dict(self.p.struct_fields(t, e.span))
+        given: set[str] = set()
+        for f in e.fields:
+            if f.name in given:
+                self.r.error(M.duplicate_field(f.name), f.span)
+            given.add(f.name)
+            if f.name not in fields:
+                self.r.error(M.no_field(t, f.name), f.span)
+                self.check_expr(f.value, None)
+                continue
+            if f.value not in self.inst_types:
+                self.expect(f.value, fields[f.name])
+            elif self.inst_types[f.value] != fields[f.name] and self.inst_types[f.value] is not ERROR:
+                self.r.error(M.mismatch(fields[f.name], self.inst_types[f.value]), f.value.span)
+        missing = [n for n in fields if n not in given]
+        if missing:
+            self.r.error(M.missing_fields(missing), e.span)
+        return t
+
+    def _infer_struct(self, e: ast.StructLit, decl: ast.StructDecl) -> Type:
+        pattern = {f.name: self.p.resolve_type(f.type, {g: TypeVar(g) for g in decl.generics})
+                   for f in decl.fields}
+        subst: dict[str, Type] = {}
+        deferred = []
+        for f in e.fields:
+            if f.name not in pattern:
+                continue
+            if _is_literalish(f.value):
+                deferred.append(f)
+                continue
+            t = self.check_expr(f.value, None)
+            if t is not ERROR and not unify(pattern[f.name], t, subst):
+                self.r.error(M.mismatch(substitute(pattern[f.name], subst), t), f.value.span)
+                return ERROR
+        for f in deferred:
+            want = substitute(pattern[f.name], subst)
+            t = self.check_expr(f.value, None if has_vars(want) else want)
+            unify(pattern[f.name], t, subst)
+        if any(g not in subst for g in decl.generics):
+            self.r.error(M.cannot_infer_type_args(decl.name), e.span)
+            return ERROR
+        return StructT(decl, tuple(subst[g] for g in decl.generics))
+
+    def expr_ArrayLit(self, e: ast.ArrayLit, expected: Type | None) -> Type:
+        if isinstance(expected, ArrayT):
+            elem = expected.elem
+        elif not e.elems:
+            self.r.error(M.cannot_infer_array(), e.span)
+            return ERROR
+        else:
+            first = next((x for x in e.elems if not _is_literalish(x)), e.elems[0])
+            elem = self.check_expr(first, None)
+        for x in e.elems:
+            if x in self.inst_types:
+                if self.inst_types[x] not in (elem, ERROR):
+                    self.r.error(M.mismatch(elem, self.inst_types[x]), x.span)
+            else:
+                self.expect(x, elem)
+        if elem is ERROR:
+            return ERROR
+        if isinstance(expected, ArrayT) and expected.size != len(e.elems):
+            self.r.error(M.mismatch(expected, ArrayT(elem, len(e.elems))), e.span)
+            return ERROR
+        return ArrayT(elem, len(e.elems))
+
+    def _coroutine_only(self, e: ast.Expr, what: str) -> Type:
+        self.r.error(M.not_supported_yet(what), e.span,
+                     hint="coroutines arrive with the switched-resume milestone")
+        return ERROR
+
+    def expr_Yield(self, e, expected):
+        return self._coroutine_only(e, "`yield`")
+
+    def expr_YieldFrom(self, e, expected):
+        return self._coroutine_only(e, "`yield from`")
+
+    def expr_Await(self, e, expected):
+        return self._coroutine_only(e, "`await`")
+
+    def expr_Spawn(self, e, expected):
+        return self._coroutine_only(e, "`spawn`")
+
+    # ------------------------------------------------------------------ calls
+
+    def expr_Call(self, e: ast.Call, expected: Type | None) -> Type:
+        callee = e.callee
+        if isinstance(callee, ast.Name) and self.lookup(callee.name) is None \
+                and callee.name not in self.p.globals:
+            if callee.name in BUILTIN_FUNCTIONS:
+                return self.builtin_call(e, callee.name)
+            decl = self.p.ns.decls.get(callee.name)
+            if isinstance(decl, ast.FnDecl):
+                return self.call_decl(e, decl, (), expected)
+            if isinstance(decl, (ast.StructDecl, ast.PromiseDecl)):
+                self.r.error(M.not_callable(callee.name), callee.span,
+                             hint=f"build a struct with `{callee.name} {{ field: value, … }}`")
+                self._args_unchecked(e)
+                return ERROR
+        if isinstance(callee, ast.GenericName):
+            decl = self.p.ns.decls.get(callee.name)
+            if not isinstance(decl, ast.FnDecl):
+                self.r.error(M.unknown_name(callee.name), callee.span)
+                self._args_unchecked(e)
+                return ERROR
+            targs = tuple(self.p.resolve_type(a, self.subst) for a in callee.type_args)
+            if ERROR in targs:
+                self._args_unchecked(e)
+                return ERROR
+            if len(targs) != len(decl.generics):
+                self.r.error(M.type_arity(callee.name, len(decl.generics), len(targs)), callee.span)
+                self._args_unchecked(e)
+                return ERROR
+            return self.call_decl(e, decl, targs, expected)
+        if isinstance(callee, ast.Field):
+            return self.method_call(e, callee, expected)
+        t = self.check_expr(callee, None)
+        return self.indirect_call(e, t)
+
+    def _args_unchecked(self, e: ast.Call) -> None:
+        for a in e.args:
+            self.check_expr(a, None, allow_void=True)
+
+    def indirect_call(self, e: ast.Call, t: Type) -> Type:
+        if t is ERROR:
+            self._args_unchecked(e)
+            return ERROR
+        if not isinstance(t, FnT):
+            self.r.error(M.not_callable(t), e.callee.span)
+            self._args_unchecked(e)
+            return ERROR
+        self._check_args(e, "function", list(t.params), e.args)
+        self._call(e, IndirectCall())
+        return t.ret
+
+    def _check_args(self, e: ast.Call, name: str, params: list[Type], args,
+                    varargs: bool = False, extern: bool = False) -> None:
+        if len(args) != len(params) and not (varargs and len(args) >= len(params)):
+            msg = M.arity_at_least if varargs else M.arity
+            self.r.error(msg(name, len(params), len(args)), e.span)
+        for a, pt in zip(args, params):
+            if pt is ERROR:
+                self.check_expr(a, None)
+            elif extern and pt == PtrT(PRIMITIVES["u8"]):
+                # A `str` is passable to C as `ptr<u8>` (LANGUAGE.md §2).
+                t = self.check_expr(a, pt)
+                if t not in (STR, pt, ERROR):
+                    self.r.error(M.mismatch(pt, t), a.span)
+            else:
+                self.expect(a, pt)
+        for a in args[len(params):]:
+            t = self.check_expr(a, None)
+            if t is not ERROR and not (is_scalar(t) or isinstance(t, PtrT) or t == STR):
+                self.r.error(M.extern_arg(t), a.span)
+
+    def call_decl(self, e: ast.Call, decl: ast.FnDecl, targs: tuple[Type, ...],
+                  expected: Type | None) -> Type:
+        if decl.generics and not targs:
+            targs = self._infer_call(e, decl, expected)
+            if targs is None:
+                return ERROR
+        subst = dict(zip(decl.generics, targs))
+        inst = self.p.instantiate(decl, subst, targs)
+        self._check_args(e, decl.name, [t for _, t in inst.params], e.args, decl.varargs,
+                         extern=decl.kind == "extern")
+        self._call(e, DirectCall(inst))
+        return inst.ret
+
+    def _infer_call(self, e: ast.Call, decl: ast.FnDecl, expected: Type | None) -> tuple | None:
+        tv = {g: TypeVar(g) for g in decl.generics}
+        ptypes = [self.p.resolve_type(p.type, tv) for p in decl.params if not p.is_self]
+        if len(ptypes) != len(e.args):
+            self.r.error(M.arity(decl.name, len(ptypes), len(e.args)), e.span)
+            self._args_unchecked(e)
+            return None
+        subst: dict[str, Type] = {}
+        deferred = []
+        for a, pt in zip(e.args, ptypes):
+            if _is_literalish(a) or isinstance(a, ast.NullLit):
+                deferred.append((a, pt))
+                continue
+            t = self.check_expr(a, None if has_vars(pt) else pt)
+            if t is ERROR:
+                return None
+            if not unify(pt, t, subst):
+                self.r.error(M.mismatch(substitute(pt, subst), t), a.span)
+                return None
+        for a, pt in deferred:
+            want = substitute(pt, subst)
+            t = self.check_expr(a, None if has_vars(want) else want)
+            if t is not ERROR:
+                unify(pt, t, subst)
+        if expected is not None and decl.ret is not None:
+            unify(self.p.resolve_type(decl.ret, tv), expected, subst)
+        if any(g not in subst for g in decl.generics):
+            self.r.error(M.cannot_infer_type_args(decl.name), e.span,
+                         hint=f"give them explicitly: `{decl.name}<{', '.join(decl.generics)}>(…)`")
+            return None
+        # The arguments are checked again against the instantiated signature.
+        for a in e.args:
+            self.inst_types.pop(a, None)
+        return tuple(subst[g] for g in decl.generics)
+
+    def method_call(self, e: ast.Call, callee: ast.Field, expected: Type | None) -> Type:
+        recv = self.check_expr(callee.base, None)
+        if recv is ERROR:
+            self._args_unchecked(e)
+            return ERROR
+        if isinstance(recv, StructT):
+            for name, t in self.p.struct_fields(recv):
+                if name == callee.name:
+                    self._set(callee, t)
+                    return self.indirect_call(e, t)
+        m = self.p.find_method(recv, callee.name)
+        if m is None:
+            self.r.error(M.no_method(recv, callee.name), callee.span,
+                         hint=self._method_hint(recv, callee.name))
+            self._args_unchecked(e)
+            return ERROR
+        targs: tuple = ()
+        if m.decl.generics:
+            inferred = self._infer_call(e, m.decl, expected)
+            if inferred is None:
+                return ERROR
+            targs = inferred
+        inst = self.p.instantiate_method(m, targs)
+        if inst.self_mode is None:
+            self.r.error(M.no_method(recv, callee.name), callee.span,
+                         hint=f"`{callee.name}` has no `self` parameter")
+            self._args_unchecked(e)
+            return ERROR
+        if inst.self_mode == "ref":
+            self._check_mut_receiver(callee.base, callee.name)
+        self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args)
+        self._call(e, DirectCall(inst, callee.base))
+        return inst.ret
+
+    def _method_hint(self, recv: Type, name: str) -> str | None:
+        import difflib
+        close = difflib.get_close_matches(name, self.p.method_names(recv), n=1)
+        return M.did_you_mean(close[0]) if close else None
+
+    def _check_mut_receiver(self, base: ast.Expr, method: str) -> None:
+        root = base
+        while isinstance(root, (ast.Field, ast.Index)):
+            if isinstance(self.inst_types.get(root.base), PtrT):
+                return
+            root = root.base
+        if isinstance(root, ast.Name):
+            var = self.lookup(root.name)
+            if var is not None and not var.mutable:
+                self.r.error(M.mut_method_on_immutable(method, root.name), base.span,
+                             hint=f"declare it with `var {root.name}`")
+            elif var is None and root.name in self.p.globals and not self.p.globals[root.name].decl.mutable:
+                self.r.error(M.mut_method_on_immutable(method, root.name), base.span)
+
+    def builtin_call(self, e: ast.Call, name: str) -> Type:
+        self._call(e, BuiltinCall(name))
+        if name == "print":
+            for a in e.args:
+                t = self.check_expr(a, None)
+                if t is not ERROR and not (is_scalar(t) or t == STR or isinstance(t, PtrT)):
+                    self.r.error(M.not_printable(t), a.span)
+            return VOID
+        if name == "assert":
+            if len(e.args) not in (1, 2):
+                self.r.error(M.arity("assert", 1, len(e.args)), e.span)
+                self._args_unchecked(e)
+                return VOID
+            self.condition(e.args[0])
+            if len(e.args) == 2:
+                self.expect(e.args[1], STR)
+            return VOID
+        # panic
+        if len(e.args) != 1:
+            self.r.error(M.arity("panic", 1, len(e.args)), e.span)
+            self._args_unchecked(e)
+            return VOID
+        self.expect(e.args[0], STR)
+        return VOID
+
+
+def _op_class(op: str) -> str:
+    if op in ARITH:
+        return "arith"
+    if op in BITWISE:
+        return "bitwise"
+    if op in EQUALITY:
+        return "equality"
+    return "ordering"
+
+
+def _always_returns(s: ast.Stmt | None) -> bool:
+    """Whether control can never fall off the end of `s`."""
+    match s:
+        case ast.Return() | ast.CoReturn():
+            return True
+        case ast.Block(stmts=stmts):
+            return any(_always_returns(x) for x in stmts)
+        case ast.If(then=then, else_=else_):
+            return else_ is not None and _always_returns(then) and _always_returns(else_)
+        case ast.Loop(body=body):
+            return not _breaks(body)
+        case ast.While(cond=ast.BoolLit(value=True), body=body):
+            return not _breaks(body)
+        case ast.ExprStmt(expr=ast.Call(callee=ast.Name(name="panic"))):
+            return True
+    return False
+
+
+def _breaks(s: ast.Stmt) -> bool:
+    """Whether `s` contains a `break` that leaves the loop whose body it is."""
+    match s:
+        case ast.Break():
+            return True
+        case ast.Block(stmts=stmts):
+            return any(map(_breaks, stmts))
+        case ast.If(then=then, else_=else_):
+            return _breaks(then) or (else_ is not None and _breaks(else_))
+        case ast.Defer(stmt=inner):
+            return _breaks(inner)
+    return False  # nested loops own their breaks

@@ -1,0 +1,88 @@
+"""Every message the checker reports, in one place (mypy's messages.py).
+
+Message construction stays here; the checker only chooses which to report.
+"""
+from __future__ import annotations
+
+
+def q(x: object) -> str:
+    return f"`{x}`"
+
+
+# names and declarations
+def duplicate(name: str) -> str: return f"{q(name)} is defined more than once"
+def first_defined_here() -> str: return "first defined here"
+def unknown_name(name: str) -> str: return f"cannot find {q(name)} in this scope"
+def unknown_type(name: str) -> str: return f"unknown type {q(name)}"
+def did_you_mean(name: str) -> str: return f"did you mean {q(name)}?"
+def type_arity(name: str, want: int, got: int) -> str:
+    return f"{q(name)} takes {want} type argument{'s' * (want != 1)} but {got} were given"
+def not_generic(name: str) -> str: return f"{q(name)} is not generic"
+def recursive_struct(name: str) -> str: return f"struct {q(name)} contains itself and would have infinite size"
+def import_not_found(path: str) -> str: return f"cannot find module {q(path)}"
+def cannot_read(path: str, why: str) -> str: return f"cannot read {q(path)}: {why}"
+def no_main() -> str: return "program has no `main` function"
+def bad_main() -> str: return "`main` must be declared `fn main()` or `fn main() -> i32`"
+def builtin_redefined(name: str) -> str: return f"{q(name)} is a built-in function of the prelude and cannot be redefined"
+def void_param(name: str) -> str: return f"parameter {q(name)} cannot have type `void`"
+def self_outside_impl() -> str: return "`self` parameter is only allowed in methods (inside `impl` or `promise`)"
+def self_not_first() -> str: return "`self` must be the first parameter"
+def generic_extern() -> str: return "an `extern fn` cannot be generic"
+def not_supported_yet(what: str) -> str: return f"{what} is not supported yet"
+
+# types and values
+def mismatch(expected: object, found: object) -> str: return f"expected {q(expected)}, found {q(found)}"
+def literal_out_of_range(value: int, t: object) -> str: return f"literal {value} does not fit in {q(t)}"
+def int_literal_for(t: object) -> str: return f"expected {q(t)}, found an integer literal"
+def float_literal_for(t: object) -> str: return f"expected {q(t)}, found a floating-point literal"
+def cannot_infer_null() -> str: return "cannot infer the pointer type of `null`"
+def cannot_infer_array() -> str: return "cannot infer the element type of an empty array"
+def bad_operand(op: str, t: object) -> str: return f"operator `{op}` cannot be applied to {q(t)}"
+def operand_mismatch(op: str, lt: object, rt: object) -> str:
+    return f"operator `{op}` needs operands of the same type, found {q(lt)} and {q(rt)}"
+def bad_cast(src: object, dst: object) -> str: return f"cannot cast {q(src)} to {q(dst)}"
+def not_callable(t: object) -> str: return f"{q(t)} is not a function"
+def arity(name: str, want: int, got: int) -> str:
+    return f"{q(name)} takes {want} argument{'s' * (want != 1)} but {got} {'was' if got == 1 else 'were'} given"
+def arity_at_least(name: str, want: int, got: int) -> str:
+    return f"{q(name)} takes at least {want} argument{'s' * (want != 1)} but {got} {'was' if got == 1 else 'were'} given"
+def cannot_infer_type_args(name: str) -> str: return f"cannot infer the type arguments of {q(name)}"
+def no_field(t: object, name: str) -> str: return f"type {q(t)} has no field {q(name)}"
+def no_method(t: object, name: str) -> str: return f"type {q(t)} has no method {q(name)}"
+def ptr_field_hint(name: str) -> str: return f"index the pointer first: `p[0].{name}`"
+def not_indexable(t: object) -> str: return f"type {q(t)} cannot be indexed"
+def index_not_int(t: object) -> str: return f"array index must be an integer, found {q(t)}"
+def not_a_struct(name: str) -> str: return f"{q(name)} is not a struct"
+def missing_fields(names: list[str]) -> str: return "missing field" + "s" * (len(names) > 1) + " " + ", ".join(map(q, names))
+def duplicate_field(name: str) -> str: return f"field {q(name)} is given more than once"
+def not_a_value(name: str) -> str: return f"{q(name)} is not a value"
+def generic_fn_value(name: str) -> str: return f"cannot take the address of generic function {q(name)}"
+def not_printable(t: object) -> str: return f"cannot print a value of type {q(t)}"
+def extern_arg(t: object) -> str: return f"cannot pass a value of type {q(t)} to a C function"
+def void_value() -> str: return "this expression has no value (`void`)"
+def cannot_infer_let(name: str) -> str: return f"cannot infer the type of {q(name)}"
+
+# places and mutability
+def not_assignable() -> str: return "cannot assign to this expression"
+def assign_immutable(name: str) -> str: return f"cannot assign twice to immutable binding {q(name)}"
+def assign_param(name: str) -> str: return f"cannot assign to parameter {q(name)}"
+def assign_self() -> str: return "cannot assign to a field of `self` in a method that takes `self` by value"
+def mut_method_on_immutable(method: str, name: str) -> str:
+    return f"cannot call `mut self` method {q(method)} on immutable {q(name)}"
+def not_addressable() -> str: return "cannot take the address of a temporary value"
+def let_needs_init(name: str) -> str: return f"immutable binding {q(name)} needs an initializer"
+def global_not_const() -> str: return "a global's initializer must be a constant"
+
+# control flow
+def break_outside_loop(kw: str) -> str: return f"`{kw}` outside of a loop"
+def jump_out_of_defer(kw: str) -> str: return f"cannot `{kw}` out of a `defer`"
+def missing_return(name: str, t: object) -> str:
+    return f"function {q(name)} must return a value of type {q(t)} on every path"
+def return_value_in_void(name: str) -> str: return f"function {q(name)} returns nothing (`void`); remove the value"
+def return_missing_value(t: object) -> str: return f"this function must return a value of type {q(t)}"
+def co_return_outside() -> str: return "`co_return` outside a coroutine"
+def defer_declares() -> str: return "a `defer` cannot declare a variable"
+def cond_not_bool(t: object) -> str: return f"condition must be `bool`, found {q(t)}"
+def range_bound(t: object) -> str: return f"range bounds must be integers, found {q(t)}"
+def not_iterable(t: object) -> str:
+    return f"type {q(t)} is not iterable: it needs `next(mut self) -> bool` and `value(self) -> T`"

@@ -1,0 +1,90 @@
+"""The checked program: what the frontend hands to the middle.
+
+Every function the program can run is one FnInstance (a generic function
+appears once per instantiation) with side tables keyed by AST node that
+settle every question the code generator would otherwise have to ask:
+the type of each expression, what each name refers to, what each call
+calls.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import ast
+from .types import Type
+
+
+@dataclass(eq=False)
+class LocalVar:
+    name: str
+    type: Type
+    mutable: bool
+    is_param: bool = False
+
+
+@dataclass(eq=False)
+class GlobalVar:
+    decl: ast.GlobalDecl
+    type: Type
+    symbol: str
+
+    @property
+    def name(self) -> str:
+        return self.decl.name
+
+
+@dataclass(eq=False)
+class FnInstance:
+    decl: ast.FnDecl
+    display: str                       # `swap<i64, f64>`, `Point.norm2`
+    symbol: str                        # the LLVM symbol
+    params: list[tuple[str, Type]]     # `self` first for methods
+    ret: Type
+    self_mode: str | None = None       # None | "value" | "ref"
+    types: dict[ast.Node, Type] = field(default_factory=dict)
+    refs: dict[ast.Node, object] = field(default_factory=dict)   # Name → LocalVar | GlobalVar | FnInstance
+    calls: dict[ast.Call, "CallTarget"] = field(default_factory=dict)
+    locals: dict[ast.Node, LocalVar] = field(default_factory=dict)  # Let/For/Param → LocalVar
+    iters: dict[ast.For, "IterProtocol"] = field(default_factory=dict)
+
+    @property
+    def is_extern(self) -> bool:
+        return self.decl.kind == "extern"
+
+
+# ---- what a call calls ----
+
+@dataclass(frozen=True)
+class DirectCall:
+    fn: FnInstance
+    receiver: ast.Expr | None = None   # the `x` of `x.m(…)`; passed by address when fn.self_mode == "ref"
+
+
+@dataclass(frozen=True)
+class IndirectCall:
+    """Call through a value of type `fn(…) -> R`."""
+
+
+@dataclass(frozen=True)
+class BuiltinCall:
+    name: str            # "print" | "assert" | "panic"
+
+
+CallTarget = DirectCall | IndirectCall | BuiltinCall
+
+
+@dataclass(frozen=True)
+class IterProtocol:
+    """`for v in e` over a value with `next(mut self) -> bool` / `value(self) -> T`."""
+    next: FnInstance
+    value: FnInstance
+    item: LocalVar       # `v`
+    holder: LocalVar     # the iterated value, when `e` is not already a variable
+
+
+@dataclass
+class CheckedProgram:
+    functions: list[FnInstance]
+    globals: list[GlobalVar]
+    main: FnInstance | None
+    struct_fields: "callable"  # StructT → list[(name, Type)]

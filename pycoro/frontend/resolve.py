@@ -1,0 +1,131 @@
+"""Module loading and the program's one namespace.
+
+`load` parses a file and, transitively, what it imports (plus the prelude);
+`Namespace` holds every top-level name of the program and reports
+duplicates, including clashes with names the stdlib defines.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import ast
+from . import messages as M
+from .parser import parse
+from ..diagnostics import CompileError, Diagnostic, Reporter, Span
+
+BUILTIN_FUNCTIONS = ("print", "assert", "panic")
+
+
+def stdlib_dir() -> Path:
+    """The stdlib: installed as pycoro/stdlib, or the checkout's top-level stdlib/."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "stdlib", here.parent / "stdlib"):
+        if (candidate / "prelude.pc").is_file():
+            return candidate
+    raise RuntimeError(f"pycoro's stdlib is missing (looked in {here / 'stdlib'})")
+
+
+def _stdlib_display(name: str) -> str:
+    return f"<stdlib>/{name}.pc"
+
+
+@dataclass
+class SourceFile:
+    path: Path | None     # None for source given as text
+    display: str          # the name diagnostics show
+
+
+def load(display: str, text: str, base_dir: Path, prelude: bool = True) -> list[ast.Module]:
+    """Parse `text` and everything it imports; the prelude comes first."""
+    modules: list[ast.Module] = []
+    seen: set[str] = set()
+    errors: list[Diagnostic] = []
+
+    def visit(display: str, text: str, here: Path) -> None:
+        try:
+            module = parse(text, display)
+        except CompileError as err:
+            errors.extend(err.diagnostics)
+            return
+        modules.append(module)
+        for decl in module.decls:
+            if isinstance(decl, ast.Import):
+                visit_import(decl, here)
+
+    def visit_import(decl: ast.Import, here: Path) -> None:
+        if decl.path.startswith("std/"):
+            path = stdlib_dir() / f"{decl.path[4:]}.pc"
+            shown = _stdlib_display(decl.path[4:])
+        else:
+            path = (here / decl.path).resolve()
+            shown = str(here / decl.path) if not Path(decl.path).is_absolute() else decl.path
+        key = str(path.resolve()) if path.exists() else str(path)
+        if key in seen:
+            return
+        seen.add(key)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            errors.append(Diagnostic(M.import_not_found(decl.path), decl.span))
+            return
+        except (OSError, UnicodeDecodeError) as err:
+            errors.append(Diagnostic(M.cannot_read(decl.path, str(err)), decl.span))
+            return
+        visit(_relative(shown), text, path.parent)
+
+    if prelude:
+        prelude_path = stdlib_dir() / "prelude.pc"
+        seen.add(str(prelude_path.resolve()))
+        visit(_stdlib_display("prelude"), prelude_path.read_text(encoding="utf-8"), prelude_path.parent)
+    visit(display, text, base_dir)
+    if errors:
+        raise CompileError(errors)
+    return modules
+
+
+def _relative(shown: str) -> str:
+    try:
+        return str(Path(shown).relative_to(Path.cwd()))
+    except ValueError:
+        return shown
+
+
+@dataclass
+class Namespace:
+    """All top-level names of one program (its files and the stdlib it imports)."""
+    decls: dict[str, ast.Decl] = field(default_factory=dict)
+    impls: list[ast.ImplDecl] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, modules: list[ast.Module], reporter: Reporter) -> "Namespace":
+        ns = cls()
+        for module in modules:
+            for decl in module.decls:
+                if isinstance(decl, ast.ImplDecl):
+                    ns.impls.append(decl)
+                elif not isinstance(decl, ast.Import):
+                    ns._add(decl, reporter)
+        return ns
+
+    def _add(self, decl: ast.Decl, reporter: Reporter) -> None:
+        name = decl.name
+        span = getattr(decl, "name_span", None) or decl.span
+        if name in BUILTIN_FUNCTIONS:
+            reporter.error(M.builtin_redefined(name), span)
+        elif name in self.decls:
+            first = self.decls[name]
+            reporter.error(M.duplicate(name), span,
+                           notes=[(M.first_defined_here(), getattr(first, "name_span", None) or first.span)])
+        else:
+            self.decls[name] = decl
+
+    def suggest(self, name: str, extra: list[str]) -> str | None:
+        candidates = list(self.decls) + list(extra) + list(BUILTIN_FUNCTIONS)
+        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+        return M.did_you_mean(close[0]) if close else None
+
+
+def span_of(decl: ast.Decl) -> Span:
+    return getattr(decl, "name_span", None) or decl.span

@@ -1,0 +1,184 @@
+"""Semantic types. Frozen and compared by value: `IntT(64, True) == I64`."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from . import ast
+
+
+class Type:
+    def __str__(self) -> str:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError
+
+    is_int = is_float = is_numeric = False
+
+
+@dataclass(frozen=True)
+class IntT(Type):
+    bits: int
+    signed: bool
+    is_int = True
+    is_numeric = True
+
+    def __str__(self) -> str:
+        return f"{'i' if self.signed else 'u'}{self.bits}"
+
+    @property
+    def min(self) -> int:
+        return -(1 << (self.bits - 1)) if self.signed else 0
+
+    @property
+    def max(self) -> int:
+        return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
+
+
+@dataclass(frozen=True)
+class FloatT(Type):
+    bits: int
+    is_float = True
+    is_numeric = True
+
+    def __str__(self) -> str:
+        return f"f{self.bits}"
+
+
+@dataclass(frozen=True)
+class Simple(Type):
+    """Types that are just a name: bool, void, str, Handle, and the null literal's type."""
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class ArrayT(Type):
+    elem: Type
+    size: int
+
+    def __str__(self) -> str:
+        return f"[{self.elem}; {self.size}]"
+
+
+@dataclass(frozen=True)
+class PtrT(Type):
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"ptr<{self.elem}>"
+
+
+@dataclass(frozen=True)
+class FnT(Type):
+    params: tuple[Type, ...]
+    ret: Type
+
+    def __str__(self) -> str:
+        ret = "" if self.ret == VOID else f" -> {self.ret}"
+        return f"fn({', '.join(map(str, self.params))}){ret}"
+
+
+@dataclass(frozen=True)
+class StructT(Type):
+    """An instance of a (possibly generic) struct declaration."""
+    decl: "ast.StructDecl"
+    args: tuple[Type, ...] = ()
+
+    def __str__(self) -> str:
+        return _with_args(self.decl.name, self.args)
+
+
+@dataclass(frozen=True)
+class PromiseT(Type):
+    """The owning handle type `P<…>` of a coroutine whose promise is P."""
+    decl: "ast.PromiseDecl"
+    args: tuple[Type, ...] = ()
+
+    def __str__(self) -> str:
+        return _with_args(self.decl.name, self.args)
+
+
+@dataclass(frozen=True)
+class TypeVar(Type):
+    """A generic parameter, before monomorphisation."""
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _with_args(name: str, args: tuple[Type, ...]) -> str:
+    return f"{name}<{', '.join(map(str, args))}>" if args else name
+
+
+I8, I16, I32, I64 = (IntT(b, True) for b in (8, 16, 32, 64))
+U8, U16, U32, U64 = (IntT(b, False) for b in (8, 16, 32, 64))
+F32, F64 = FloatT(32), FloatT(64)
+BOOL = Simple("bool")
+VOID = Simple("void")
+STR = Simple("str")
+HANDLE = Simple("Handle")
+NULL = Simple("null")
+ERROR = Simple("<error>")  # absorbs further errors about the same expression
+
+PRIMITIVES: dict[str, Type] = {
+    "i8": I8, "i16": I16, "i32": I32, "i64": I64,
+    "u8": U8, "u16": U16, "u32": U32, "u64": U64,
+    "f32": F32, "f64": F64, "bool": BOOL, "void": VOID, "str": STR, "Handle": HANDLE,
+}
+
+
+def substitute(t: Type, subst: dict[str, Type]) -> Type:
+    match t:
+        case TypeVar(name):
+            return subst.get(name, t)
+        case ArrayT(elem, n):
+            return ArrayT(substitute(elem, subst), n)
+        case PtrT(elem):
+            return PtrT(substitute(elem, subst))
+        case FnT(params, ret):
+            return FnT(tuple(substitute(p, subst) for p in params), substitute(ret, subst))
+        case StructT(decl, args):
+            return StructT(decl, tuple(substitute(a, subst) for a in args))
+        case PromiseT(decl, args):
+            return PromiseT(decl, tuple(substitute(a, subst) for a in args))
+    return t
+
+
+def has_vars(t: Type) -> bool:
+    match t:
+        case TypeVar():
+            return True
+        case ArrayT(elem, _) | PtrT(elem):
+            return has_vars(elem)
+        case FnT(params, ret):
+            return any(map(has_vars, params)) or has_vars(ret)
+        case StructT(_, args) | PromiseT(_, args):
+            return any(map(has_vars, args))
+    return False
+
+
+def unify(pattern: Type, actual: Type, subst: dict[str, Type]) -> bool:
+    """Bind the type variables of `pattern` so that it equals `actual`."""
+    match pattern, actual:
+        case TypeVar(name), _:
+            if name in subst:
+                return subst[name] == actual
+            subst[name] = actual
+            return True
+        case ArrayT(pe, pn), ArrayT(ae, an):
+            return pn == an and unify(pe, ae, subst)
+        case PtrT(pe), PtrT(ae):
+            return unify(pe, ae, subst)
+        case FnT(pp, pr), FnT(ap, ar):
+            return (len(pp) == len(ap) and all(unify(p, a, subst) for p, a in zip(pp, ap))
+                    and unify(pr, ar, subst))
+        case (StructT(pd, pa), StructT(ad, aa)) | (PromiseT(pd, pa), PromiseT(ad, aa)):
+            return pd is ad and all(unify(p, a, subst) for p, a in zip(pa, aa))
+    return pattern == actual
+
+
+def is_scalar(t: Type) -> bool:
+    return t.is_numeric or t == BOOL

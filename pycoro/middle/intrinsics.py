@@ -1,0 +1,66 @@
+"""The LLVM 22 intrinsics pycoro emits, with their exact signatures.
+
+An unknown `llvm.*` name passes LLVM's verifier and kills the process later,
+and signatures drift between releases (`llvm.coro.end` is `void` in LLVM 22).
+Every intrinsic is declared through `declare`, which only accepts what this
+table lists, and `validate` rejects any other `llvm.*` declaration before a
+module reaches LLVM.
+"""
+from __future__ import annotations
+
+import re
+
+from llvmlite import ir
+
+from .llvmcompat import I1, I32, I64
+
+_F32, _F64 = ir.FloatType(), ir.DoubleType()
+_INT = {f"i{b}": ir.IntType(b) for b in (8, 16, 32, 64)}
+_FLOAT = {"f32": _F32, "f64": _F64}
+
+
+def _signatures() -> dict[str, ir.FunctionType]:
+    sigs: dict[str, ir.FunctionType] = {
+        "llvm.trap": ir.FunctionType(ir.VoidType(), []),
+    }
+    for iname, ity in _INT.items():
+        for fname, fty in _FLOAT.items():
+            # Rust's `as`: saturating, NaN → 0
+            sigs[f"llvm.fptosi.sat.{iname}.{fname}"] = ir.FunctionType(ity, [fty])
+            sigs[f"llvm.fptoui.sat.{iname}.{fname}"] = ir.FunctionType(ity, [fty])
+    for fname, fty in _FLOAT.items():
+        for op in ("sqrt", "floor", "ceil", "fabs", "trunc"):
+            sigs[f"llvm.{op}.{fname}"] = ir.FunctionType(fty, [fty])
+        for op in ("minnum", "maxnum"):
+            sigs[f"llvm.{op}.{fname}"] = ir.FunctionType(fty, [fty, fty])
+    for iname, ity in _INT.items():
+        for op in ("smin", "smax", "umin", "umax"):
+            sigs[f"llvm.{op}.{iname}"] = ir.FunctionType(ity, [ity, ity])
+        sigs[f"llvm.abs.{iname}"] = ir.FunctionType(ity, [ity, I1])
+    return sigs
+
+
+SIGNATURES = _signatures()
+
+
+class UnknownIntrinsic(Exception):
+    pass
+
+
+def declare(module: ir.Module, name: str) -> ir.Function:
+    if name not in SIGNATURES:
+        raise UnknownIntrinsic(f"pycoro does not know the LLVM 22 intrinsic {name}")
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    return ir.Function(module, SIGNATURES[name], name)
+
+
+def validate(module_text: str) -> list[str]:
+    """Problems with the `llvm.*` declarations of a module's text."""
+    problems = []
+    for match in re.finditer(r'^declare [^@]*@"?(llvm\.[\w.]+)"?\((.*)\)', module_text, re.M):
+        name = match.group(1)
+        if name not in SIGNATURES:
+            problems.append(f"unknown intrinsic {name}")
+    return problems

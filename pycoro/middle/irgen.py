@@ -1,0 +1,735 @@
+"""Checked program → LLVM IR (llvmlite.ir), for the core language (§2–§4).
+
+Every local lives in an entry-block alloca (mem2reg cleans up at -O1 and
+up); values of struct and array type are LLVM aggregates. Runtime checks
+(bounds, division by zero) branch to a cold block that calls the runtime's
+panic with the source position. `defer` is emitted on every exit of its
+scope (normal end, break, continue, return), innermost first, as Zig does.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..frontend import ast
+from ..frontend.program import (BuiltinCall, CheckedProgram, DirectCall, FnInstance, GlobalVar,
+                                IndirectCall, LocalVar)
+from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
+                              PromiseT, PtrT, Simple, StructT, Type)
+from . import intrinsics
+from .llvmcompat import EMPTY, I1, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep, global_string
+from .runtime import NORETURN, RUNTIME, symbol as rt_symbol
+
+_FLOAT_TYPES = {32: ir.FloatType(), 64: ir.DoubleType()}
+_ICMP = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+class ModuleGen:
+    """Emits one LLVM module for a checked program."""
+
+    def __init__(self, program: CheckedProgram, name: str):
+        self.p = program
+        self.module = ir.Module(name=name)
+        self.fns: dict[int, ir.Function] = {}
+        self.structs: dict[StructT, ir.Type] = {}
+        self.strings: dict[bytes, ir.GlobalVariable] = {}
+        self.globals: dict[int, ir.GlobalVariable] = {}
+
+    # ---- types
+    def llvm(self, t: Type) -> ir.Type:
+        """The in-memory LLVM type of a PyCoro type (`void` is the empty struct)."""
+        match t:
+            case IntT(bits=bits):
+                return ir.IntType(bits)
+            case FloatT(bits=bits):
+                return _FLOAT_TYPES[bits]
+            case ArrayT(elem=elem, size=size):
+                return ir.ArrayType(self.llvm(elem), size)
+            case StructT():
+                return self._struct(t)
+            case PtrT() | FnT() | PromiseT():
+                return PTR
+        if t == BOOL:
+            return I1
+        if t in (STR, NULL, HANDLE):
+            return PTR
+        if t == VOID:
+            return EMPTY
+        raise AssertionError(f"no LLVM type for {t}")
+
+    def _struct(self, t: StructT) -> ir.Type:
+        if t not in self.structs:
+            ty = self.module.context.get_identified_type(str(t).replace(" ", ""))
+            self.structs[t] = ty
+            ty.set_body(*(self.llvm(ft) for _, ft in self.p.struct_fields(t)))
+        return self.structs[t]
+
+    def ret_type(self, t: Type) -> ir.Type:
+        return ir.VoidType() if t == VOID else self.llvm(t)
+
+    # ---- functions
+    def declare(self, inst: FnInstance) -> ir.Function:
+        key = id(inst)
+        if key in self.fns:
+            return self.fns[key]
+        params = [self.llvm(t) if not (i == 0 and inst.self_mode == "ref") else PTR
+                  for i, (_, t) in enumerate(inst.params) if t != VOID]
+        fnty = ir.FunctionType(self.ret_type(inst.ret), params, var_arg=inst.decl.varargs)
+        existing = self.module.globals.get(inst.symbol)
+        if existing is not None:  # the same C function declared twice
+            self.fns[key] = existing
+            return existing
+        fn = ir.Function(self.module, fnty, inst.symbol)
+        if not inst.is_extern:
+            fn.linkage = "internal" if self.internal else "external"
+        self.fns[key] = fn
+        return fn
+
+    internal = False
+
+    def runtime(self, name: str) -> ir.Function:
+        sym = rt_symbol(name)
+        fn = self.module.globals.get(sym)
+        if fn is None:
+            fn = ir.Function(self.module, RUNTIME[name], sym)
+            if name in NORETURN:
+                fn.attributes.add("noreturn")
+                fn.attributes.add("cold")
+        return fn
+
+    def extern(self, name: str, fnty: ir.FunctionType) -> ir.Function:
+        fn = self.module.globals.get(name)
+        return fn if fn is not None else ir.Function(self.module, fnty, name)
+
+    def string(self, data: bytes) -> ir.GlobalVariable:
+        if data not in self.strings:
+            self.strings[data] = global_string(self.module, data, f".str.{len(self.strings)}")
+        return self.strings[data]
+
+    def global_var(self, g: GlobalVar) -> ir.GlobalVariable:
+        key = id(g)
+        if key not in self.globals:
+            ty = self.llvm(g.type)
+            var = ir.GlobalVariable(self.module, ty, g.symbol)
+            var.initializer = self.constant(g.decl.init, g.type) if g.decl.init is not None \
+                else ir.Constant(ty, None)
+            var.global_constant = not g.decl.mutable
+            var.type = PTR
+            self.globals[key] = var
+        return self.globals[key]
+
+    def constant(self, e: ast.Expr, t: Type) -> ir.Constant:
+        ty = self.llvm(t)
+        match e:
+            case ast.IntLit(value=v):
+                return ir.Constant(ty, float(v) if t.is_float else v)
+            case ast.FloatLit(value=v):
+                return ir.Constant(ty, v)
+            case ast.BoolLit(value=v):
+                return ir.Constant(I1, int(v))
+            case ast.NullLit():
+                return ir.Constant(PTR, None)
+            case ast.StrLit(value=v):
+                return self.string(v)
+            case ast.Unary(op="-", operand=ast.IntLit(value=v)):
+                return ir.Constant(ty, -float(v) if t.is_float else -v)
+            case ast.Unary(op="-", operand=ast.FloatLit(value=v)):
+                return ir.Constant(ty, -v)
+            case ast.Cast(expr=inner):
+                if isinstance(t, PtrT):
+                    return ir.Constant(PTR, None)
+                value = _const_value(inner)
+                return ir.Constant(ty, float(value) if t.is_float else int(value))
+            case ast.ArrayLit(elems=elems):
+                return ir.Constant(ty, [self.constant(x, t.elem) for x in elems])
+            case ast.StructLit(fields=fields):
+                by_name = {f.name: f.value for f in fields}
+                return ir.Constant(ty, [self.constant(by_name[n], ft)
+                                        for n, ft in self.p.struct_fields(t)])
+        raise AssertionError(f"not a constant: {e}")
+
+    # ---- the module
+    def generate(self, entry: bool = True, internal: bool = False) -> ir.Module:
+        self.internal = internal
+        for inst in self.p.functions:
+            self.declare(inst)
+        for g in self.p.globals:
+            self.global_var(g)
+        for inst in self.p.functions:
+            if inst.decl.body is not None:
+                FnGen(self, inst).emit()
+        if entry and self.p.main is not None:
+            self._c_main(self.p.main)
+        return self.module
+
+    def _c_main(self, main: FnInstance) -> None:
+        # int main(int, char**) { return pc.main(); }   (0 when `main` returns nothing)
+        fn = ir.Function(self.module, ir.FunctionType(I32, [I32, PTR]), "main")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        status = b.call(self.declare(main), [])
+        b.call(self.runtime("flush"), [])
+        b.ret(status if main.ret != VOID else I32(0))
+
+
+def _const_value(e: ast.Expr):
+    match e:
+        case ast.IntLit(value=v) | ast.FloatLit(value=v) | ast.BoolLit(value=v):
+            return v
+        case ast.Unary(op="-", operand=inner):
+            return -_const_value(inner)
+        case ast.Cast(expr=inner):
+            return _const_value(inner)
+    raise AssertionError(e)
+
+
+class _Loop:
+    def __init__(self, brk: ir.Block, cont: ir.Block, depth: int):
+        self.brk, self.cont, self.depth = brk, cont, depth
+
+
+class FnGen:
+    """Emits the body of one function instance."""
+
+    def __init__(self, mg: ModuleGen, inst: FnInstance):
+        self.mg = mg
+        self.inst = inst
+        self.fn = mg.declare(inst)
+        # Allocas go in their own entry block; the body starts in the next one.
+        self.entry = self.fn.append_basic_block("entry")
+        self.allocas = ir.IRBuilder(self.entry)
+        self.b = ir.IRBuilder(self.fn.append_basic_block("start"))
+        self.slots: dict[int, ir.Value] = {}
+        self.scopes: list[list[ast.Stmt]] = []
+        self.loops: list[_Loop] = []
+        self.types = inst.types
+
+    # ---- helpers
+    def type_of(self, e: ast.Expr) -> Type:
+        return self.types[e]
+
+    def alloca(self, t: Type, name: str = "") -> ir.Value:
+        return alloca(self.allocas, self.mg.llvm(t), name)
+
+    def slot(self, var: LocalVar) -> ir.Value:
+        if id(var) not in self.slots:
+            self.slots[id(var)] = self.alloca(var.type, var.name)
+        return self.slots[id(var)]
+
+    def block(self, name: str) -> ir.Block:
+        return self.fn.append_basic_block(name)
+
+    def ensure_open(self) -> None:
+        """Code after a `return`/`break` goes into a fresh (unreachable) block."""
+        if self.b.block.is_terminated:
+            self.b.position_at_end(self.block("dead"))
+
+    def empty(self) -> ir.Constant:
+        return ir.Constant(EMPTY, None)
+
+    def location(self, span) -> list[ir.Value]:
+        return [self.mg.string(span.file.encode()), I32(span.line), I32(span.col)]
+
+    def panic(self, message: bytes, span) -> None:
+        self.b.call(self.mg.runtime("panic"), [self.mg.string(message)] + self.location(span))
+        self.b.unreachable()
+
+    def check(self, ok: ir.Value, fail, name: str) -> None:
+        """Branch to a cold block that calls `fail()` (which must not return) unless `ok`."""
+        bad, good = self.block(f"{name}.fail"), self.block(f"{name}.ok")
+        self.b.cbranch(ok, good, bad)
+        self.b.position_at_end(bad)
+        fail()
+        self.b.position_at_end(good)
+
+    # ---- function
+    def emit(self) -> None:
+        args = iter(self.fn.args)
+        for param, (name, t) in zip(self.inst.decl.params, self.inst.params):
+            var = self.inst.locals[param]
+            if t == VOID:
+                continue
+            arg = next(args)
+            arg.name = name
+            if param.is_self and param.mut_self:
+                self.slots[id(var)] = arg   # `mut self` is the caller's place
+            else:
+                self.b.store(arg, self.slot(var))
+        self.emit_block(self.inst.decl.body)
+        if not self.b.block.is_terminated:
+            if self.inst.ret == VOID:
+                self.b.ret_void()
+            else:
+                self.b.unreachable()
+        self.allocas.branch(self.fn.blocks[1])
+
+    # ---- statements
+    def emit_block(self, block: ast.Block) -> None:
+        self.scopes.append([])
+        for s in block.stmts:
+            self.ensure_open()
+            self.emit_stmt(s)
+        if not self.b.block.is_terminated:
+            self.run_defers(self.scopes[-1])
+        self.scopes.pop()
+
+    def run_defers(self, deferred: list[ast.Stmt]) -> None:
+        for s in reversed(deferred):
+            self.ensure_open()
+            self.emit_stmt(s)
+
+    def unwind_to(self, depth: int) -> None:
+        """Run the defers of every scope deeper than `depth`, innermost first."""
+        for scope in reversed(self.scopes[depth:]):
+            self.run_defers(scope)
+
+    def emit_stmt(self, s: ast.Stmt) -> None:
+        getattr(self, f"stmt_{type(s).__name__}")(s)
+
+    def stmt_Block(self, s: ast.Block) -> None:
+        self.emit_block(s)
+
+    def stmt_Let(self, s: ast.Let) -> None:
+        var = self.inst.locals[s]
+        slot = self.slot(var)
+        value = self.expr(s.init) if s.init is not None else ir.Constant(self.mg.llvm(var.type), None)
+        self.b.store(value, slot)
+
+    def stmt_Assign(self, s: ast.Assign) -> None:
+        t = self.type_of(s.target)
+        if s.op == "=":
+            value = self.expr(s.value)
+            self.b.store(value, self.place(s.target))
+            return
+        ptr = self.place(s.target)
+        current = self.b.load(ptr, typ=self.mg.llvm(t))
+        result = self.binop(s.op, current, self.expr(s.value), t, s.span)
+        self.b.store(result, ptr)
+
+    def stmt_ExprStmt(self, s: ast.ExprStmt) -> None:
+        self.expr(s.expr)
+
+    def stmt_Defer(self, s: ast.Defer) -> None:
+        self.scopes[-1].append(s.stmt)
+
+    def stmt_If(self, s: ast.If) -> None:
+        cond = self.expr(s.cond)
+        then_bb, end_bb = self.block("if.then"), self.block("if.end")
+        else_bb = self.block("if.else") if s.else_ is not None else end_bb
+        self.b.cbranch(cond, then_bb, else_bb)
+        self.b.position_at_end(then_bb)
+        self.emit_block(s.then)
+        if not self.b.block.is_terminated:
+            self.b.branch(end_bb)
+        if s.else_ is not None:
+            self.b.position_at_end(else_bb)
+            if isinstance(s.else_, ast.If):
+                self.stmt_If(s.else_)
+            else:
+                self.emit_block(s.else_)
+            if not self.b.block.is_terminated:
+                self.b.branch(end_bb)
+        self.b.position_at_end(end_bb)
+
+    def loop(self, name: str, cond, body: ast.Block, step=None, prologue=None) -> None:
+        """`cond` (None: forever) → body → `step` → back to cond."""
+        cond_bb, body_bb = self.block(f"{name}.cond"), self.block(f"{name}.body")
+        step_bb = self.block(f"{name}.step") if step else cond_bb
+        end_bb = self.block(f"{name}.end")
+        self.b.branch(cond_bb)
+        self.b.position_at_end(cond_bb)
+        if cond is not None:
+            self.b.cbranch(cond(), body_bb, end_bb)
+        else:
+            self.b.branch(body_bb)
+        self.b.position_at_end(body_bb)
+        self.loops.append(_Loop(end_bb, step_bb, len(self.scopes)))
+        self.scopes.append([])
+        if prologue:
+            prologue()
+        self.emit_block(body)
+        if not self.b.block.is_terminated:
+            self.b.branch(step_bb)
+        self.scopes.pop()
+        self.loops.pop()
+        if step:
+            self.b.position_at_end(step_bb)
+            step(end_bb, cond_bb)
+        self.b.position_at_end(end_bb)
+
+    def stmt_While(self, s: ast.While) -> None:
+        self.loop("while", lambda: self.expr(s.cond), s.body)
+
+    def stmt_Loop(self, s: ast.Loop) -> None:
+        self.loop("loop", None, s.body)
+
+    def stmt_For(self, s: ast.For) -> None:
+        if s.end is None:
+            self.for_iter(s)
+            return
+        t = self.type_of(s.iter)
+        counter = self.alloca(t, f"{s.var}.next")
+        self.b.store(self.expr(s.iter), counter)
+        end = self.expr(s.end)
+        var = self.inst.locals[s]
+        ty = self.mg.llvm(t)
+        cmp = self.b.icmp_signed if t.signed else self.b.icmp_unsigned
+
+        def cond():
+            return cmp("<=" if s.inclusive else "<", self.b.load(counter, typ=ty), end)
+
+        def bind():
+            self.b.store(self.b.load(counter, typ=ty), self.slot(var))
+
+        def step(end_bb, cond_bb):
+            cur = self.b.load(counter, typ=ty)
+            if s.inclusive:  # `a..=MAX` must stop without wrapping
+                more = self.block("for.more")
+                self.b.cbranch(self.b.icmp_unsigned("==", cur, end), end_bb, more)
+                self.b.position_at_end(more)
+            self.b.store(self.b.add(cur, ir.Constant(ty, 1)), counter)
+            self.b.branch(cond_bb)
+        self.loop("for", cond, s.body, step, bind)
+
+    def for_iter(self, s: ast.For) -> None:
+        proto = self.inst.iters[s]
+        if self._is_mutable_place(s.iter):
+            holder = self.place(s.iter)
+        else:
+            holder = self.slot(proto.holder)
+            self.b.store(self.expr(s.iter), holder)
+        next_fn, value_fn = self.mg.declare(proto.next), self.mg.declare(proto.value)
+        holder_t = self.mg.llvm(proto.holder.type)
+
+        def cond():
+            return self.b.call(next_fn, [holder])
+
+        def bind():
+            recv = holder if proto.value.self_mode == "ref" else self.b.load(holder, typ=holder_t)
+            self.b.store(self.b.call(value_fn, [recv]), self.slot(proto.item))
+        self.loop("for", cond, s.body, None, bind)
+
+    def stmt_Break(self, s: ast.Break) -> None:
+        loop = self.loops[-1]
+        self.unwind_to(loop.depth)
+        self.b.branch(loop.brk)
+
+    def stmt_Continue(self, s: ast.Continue) -> None:
+        loop = self.loops[-1]
+        self.unwind_to(loop.depth)
+        self.b.branch(loop.cont)
+
+    def stmt_Return(self, s: ast.Return) -> None:
+        value = self.expr(s.value) if s.value is not None else None
+        self.unwind_to(0)
+        if self.inst.ret == VOID:
+            self.b.ret_void()
+        else:
+            self.b.ret(value)
+
+    # ---- places
+    def _is_mutable_place(self, e: ast.Expr) -> bool:
+        match e:
+            case ast.Name():
+                ref = self.inst.refs.get(e)
+                return (isinstance(ref, LocalVar) and ref.mutable) or \
+                    (isinstance(ref, GlobalVar) and ref.decl.mutable)
+            case ast.Field(base=base) | ast.Index(base=base):
+                return isinstance(self.type_of(base), PtrT) or self._is_mutable_place(base)
+        return False
+
+    def _is_place(self, e: ast.Expr) -> bool:
+        match e:
+            case ast.Name():
+                return isinstance(self.inst.refs.get(e), (LocalVar, GlobalVar))
+            case ast.Field(base=base) | ast.Index(base=base):
+                return isinstance(self.type_of(base), PtrT) or self._is_place(base)
+        return False
+
+    def place(self, e: ast.Expr) -> ir.Value:
+        """The address of a place expression (a temporary's, for other expressions)."""
+        match e:
+            case ast.Name():
+                ref = self.inst.refs[e]
+                if isinstance(ref, LocalVar):
+                    return self.slot(ref)
+                if isinstance(ref, GlobalVar):
+                    return self.mg.global_var(ref)
+            case ast.Field(base=base, name=name):
+                bt = self.type_of(base)
+                index = [n for n, _ in self.mg.p.struct_fields(bt)].index(name)
+                return field_ptr(self.b, self.place(base), self.mg.llvm(bt), index, name)
+            case ast.Index(base=base, index=idx):
+                bt = self.type_of(base)
+                if isinstance(bt, PtrT):
+                    i = self.index_value(idx)
+                    return gep(self.b, self.expr(base), [i], self.mg.llvm(bt.elem), inbounds=False)
+                arr = self.place(base)
+                i = self.bounds_checked(idx, bt.size, e.span)
+                return gep(self.b, arr, [I64(0), i], self.mg.llvm(bt))
+        return self.spill(e)
+
+    def spill(self, e: ast.Expr) -> ir.Value:
+        tmp = self.alloca(self.type_of(e), "tmp")
+        self.b.store(self.expr(e), tmp)
+        return tmp
+
+    def index_value(self, idx: ast.Expr) -> ir.Value:
+        t = self.type_of(idx)
+        v = self.expr(idx)
+        if t.bits < 64:
+            v = self.b.sext(v, I64) if t.signed else self.b.zext(v, I64)
+        return v
+
+    def bounds_checked(self, idx: ast.Expr, length: int, span) -> ir.Value:
+        i = self.index_value(idx)
+        # unsigned compare: a negative index is a huge one
+        ok = self.b.icmp_unsigned("<", i, I64(length))
+        self.check(ok, lambda: self._bounds_panic(i, length, span), "bounds")
+        return i
+
+    def _bounds_panic(self, i, length, span) -> None:
+        self.b.call(self.mg.runtime("panic_bounds"), [i, I64(length)] + self.location(span))
+        self.b.unreachable()
+
+    # ---- expressions
+    def expr(self, e: ast.Expr) -> ir.Value:
+        value = getattr(self, f"expr_{type(e).__name__}")(e)
+        if value is None:
+            return self.empty()
+        return value
+
+    def expr_IntLit(self, e: ast.IntLit) -> ir.Value:
+        t = self.type_of(e)
+        return ir.Constant(self.mg.llvm(t), float(e.value) if t.is_float else e.value)
+
+    def expr_FloatLit(self, e: ast.FloatLit) -> ir.Value:
+        return ir.Constant(self.mg.llvm(self.type_of(e)), e.value)
+
+    def expr_StrLit(self, e: ast.StrLit) -> ir.Value:
+        return self.mg.string(e.value)
+
+    def expr_BoolLit(self, e: ast.BoolLit) -> ir.Value:
+        return I1(int(e.value))
+
+    def expr_NullLit(self, e: ast.NullLit) -> ir.Value:
+        return ir.Constant(PTR, None)
+
+    def expr_Name(self, e: ast.Name) -> ir.Value:
+        ref = self.inst.refs[e]
+        if isinstance(ref, FnInstance):
+            return self.mg.declare(ref)
+        return self.b.load(self.place(e), typ=self.mg.llvm(self.type_of(e)))
+
+    def expr_Unary(self, e: ast.Unary) -> ir.Value:
+        t = self.type_of(e)
+        if e.op == "-" and isinstance(e.operand, ast.IntLit):
+            v = -e.operand.value
+            return ir.Constant(self.mg.llvm(t), float(v) if t.is_float else v)
+        v = self.expr(e.operand)
+        if e.op == "-":
+            return self.b.fneg(v) if t.is_float else self.b.neg(v)
+        return self.b.not_(v)  # `!` on bool, `~` on integers
+
+    def expr_AddrOf(self, e: ast.AddrOf) -> ir.Value:
+        return self.place(e.operand)
+
+    def expr_Binary(self, e: ast.Binary) -> ir.Value:
+        if e.op in ("&&", "||"):
+            return self.short_circuit(e)
+        lt = self.type_of(e.left)
+        left = self.expr(e.left)
+        right = self.expr(e.right)
+        if e.op in ("==", "!=", "<", "<=", ">", ">="):
+            return self.compare(e.op, left, right, lt, self.type_of(e.right))
+        return self.binop(e.op, left, right, lt, e.span, self.type_of(e.right))
+
+    def short_circuit(self, e: ast.Binary) -> ir.Value:
+        left = self.expr(e.left)
+        start = self.b.block
+        rhs_bb, end_bb = self.block(f"{'and' if e.op == '&&' else 'or'}.rhs"), self.block("logic.end")
+        if e.op == "&&":
+            self.b.cbranch(left, rhs_bb, end_bb)
+        else:
+            self.b.cbranch(left, end_bb, rhs_bb)
+        self.b.position_at_end(rhs_bb)
+        right = self.expr(e.right)
+        rhs_end = self.b.block
+        self.b.branch(end_bb)
+        self.b.position_at_end(end_bb)
+        phi = self.b.phi(I1)
+        phi.add_incoming(I1(0 if e.op == "&&" else 1), start)
+        phi.add_incoming(right, rhs_end)
+        return phi
+
+    def compare(self, op: str, left, right, lt: Type, rt: Type) -> ir.Value:
+        if lt.is_float:
+            return self.b.fcmp_unordered(op, left, right) if op == "!=" else self.b.fcmp_ordered(op, left, right)
+        if isinstance(lt, IntT) and lt.signed:
+            return self.b.icmp_signed(op, left, right)
+        return self.b.icmp_unsigned(op, left, right)
+
+    def binop(self, op: str, left, right, t: Type, span, rt: Type | None = None) -> ir.Value:
+        b = self.b
+        if t.is_float:
+            return {"+": b.fadd, "-": b.fsub, "*": b.fmul, "/": b.fdiv, "%": b.frem}[op](left, right)
+        if op in ("<<", ">>"):
+            return self.shift(op, left, right, t, rt or t)
+        if op in ("/", "%"):
+            return self.divide(op, left, right, t, span)
+        return {"+": b.add, "-": b.sub, "*": b.mul, "&": b.and_, "|": b.or_, "^": b.xor}[op](left, right)
+
+    def shift(self, op: str, left, right, t: IntT, rt: IntT) -> ir.Value:
+        ty = self.mg.llvm(t)
+        if rt.bits > t.bits:
+            right = self.b.trunc(right, ty)
+        elif rt.bits < t.bits:
+            right = self.b.zext(right, ty)
+        right = self.b.and_(right, ir.Constant(ty, t.bits - 1))  # amounts are taken modulo the width
+        if op == "<<":
+            return self.b.shl(left, right)
+        return self.b.ashr(left, right) if t.signed else self.b.lshr(left, right)
+
+    def divide(self, op: str, left, right, t: IntT, span) -> ir.Value:
+        ty = self.mg.llvm(t)
+        nonzero = self.b.icmp_unsigned("!=", right, ir.Constant(ty, 0))
+        message = b"division by zero" if op == "/" else b"remainder by zero"
+        self.check(nonzero, lambda: self.panic(message, span), "div")
+        if not t.signed:
+            return self.b.udiv(left, right) if op == "/" else self.b.urem(left, right)
+        # MIN / -1 overflows in hardware; the language wraps: MIN / -1 == MIN, MIN % -1 == 0.
+        minus_one = self.b.icmp_signed("==", right, ir.Constant(ty, -1))
+        safe = self.b.select(minus_one, ir.Constant(ty, 1), right)
+        if op == "/":
+            return self.b.select(minus_one, self.b.neg(left), self.b.sdiv(left, safe))
+        return self.b.select(minus_one, ir.Constant(ty, 0), self.b.srem(left, safe))
+
+    def expr_Cast(self, e: ast.Cast) -> ir.Value:
+        src, dst = self.type_of(e.expr), self.type_of(e)
+        v = self.expr(e.expr)
+        return self.convert(v, src, dst)
+
+    def convert(self, v: ir.Value, src: Type, dst: Type) -> ir.Value:
+        b, ty = self.b, self.mg.llvm(dst)
+        if src == dst:
+            return v
+        if isinstance(dst, IntT):
+            if isinstance(src, IntT):
+                if src.bits == dst.bits:
+                    return v
+                if src.bits > dst.bits:
+                    return b.trunc(v, ty)
+                return b.sext(v, ty) if src.signed else b.zext(v, ty)
+            if src == BOOL:
+                return b.zext(v, ty)
+            if isinstance(src, FloatT):
+                kind = "fptosi" if dst.signed else "fptoui"
+                fn = intrinsics.declare(self.mg.module, f"llvm.{kind}.sat.i{dst.bits}.f{src.bits}")
+                return b.call(fn, [v])
+            return b.ptrtoint(v, ty)
+        if isinstance(dst, FloatT):
+            if isinstance(src, IntT):
+                return b.sitofp(v, ty) if src.signed else b.uitofp(v, ty)
+            return b.fpext(v, ty) if dst.bits > src.bits else b.fptrunc(v, ty)
+        if isinstance(dst, PtrT) and isinstance(src, IntT):
+            return b.inttoptr(v, PTR)
+        return v  # pointer to pointer, str to ptr<u8>, null to pointer
+
+    def expr_Index(self, e: ast.Index) -> ir.Value:
+        return self.b.load(self.place(e), typ=self.mg.llvm(self.type_of(e)))
+
+    def expr_Field(self, e: ast.Field) -> ir.Value:
+        if self._is_place(e):
+            return self.b.load(self.place(e), typ=self.mg.llvm(self.type_of(e)))
+        bt = self.type_of(e.base)
+        index = [n for n, _ in self.mg.p.struct_fields(bt)].index(e.name)
+        return self.b.extract_value(self.expr(e.base), index)
+
+    def expr_StructLit(self, e: ast.StructLit) -> ir.Value:
+        t = self.type_of(e)
+        by_name = {f.name: f.value for f in e.fields}
+        value = ir.Constant(self.mg.llvm(t), ir.Undefined)
+        for i, (name, _) in enumerate(self.mg.p.struct_fields(t)):
+            value = self.b.insert_value(value, self.expr(by_name[name]), i)
+        return value
+
+    def expr_ArrayLit(self, e: ast.ArrayLit) -> ir.Value:
+        value = ir.Constant(self.mg.llvm(self.type_of(e)), ir.Undefined)
+        for i, x in enumerate(e.elems):
+            value = self.b.insert_value(value, self.expr(x), i)
+        return value
+
+    # ---- calls
+    def expr_Call(self, e: ast.Call) -> ir.Value | None:
+        target = self.inst.calls[e]
+        if isinstance(target, BuiltinCall):
+            return getattr(self, f"builtin_{target.name}")(e)
+        if isinstance(target, IndirectCall):
+            fnt: FnT = self.type_of(e.callee)
+            fnty = ir.FunctionType(self.mg.ret_type(fnt.ret),
+                                   [self.mg.llvm(p) for p in fnt.params if p != VOID])
+            callee = self.expr(e.callee)
+            args = [self.expr(a) for a, p in zip(e.args, fnt.params) if p != VOID]
+            return self._result(self.b.call(TypedCallee(callee, fnty), args), fnt.ret)
+        fn = target.fn
+        args = []
+        params = fn.params
+        if target.receiver is not None:
+            recv = target.receiver
+            if fn.self_mode == "ref":
+                args.append(self.place(recv))
+            else:
+                args.append(self.expr(recv))
+            params = params[1:]
+        for a, (_, pt) in zip(e.args, params):
+            if pt != VOID:
+                args.append(self.expr(a))
+        for a in e.args[len(params):]:
+            args.append(self.c_vararg(a))
+        return self._result(self.b.call(self.mg.declare(fn), args), fn.ret)
+
+    def _result(self, value: ir.Value, t: Type) -> ir.Value | None:
+        return None if t == VOID else value
+
+    def c_vararg(self, a: ast.Expr) -> ir.Value:
+        """C's default argument promotions."""
+        t, v = self.type_of(a), self.expr(a)
+        if t == BOOL:
+            return self.b.zext(v, I32)
+        if isinstance(t, IntT) and t.bits < 32:
+            return self.b.sext(v, I32) if t.signed else self.b.zext(v, I32)
+        if t == FloatT(32):
+            return self.b.fpext(v, ir.DoubleType())
+        return v
+
+    def builtin_print(self, e: ast.Call) -> None:
+        for i, a in enumerate(e.args):
+            if i:
+                self.b.call(self.mg.runtime("print_sep"), [])
+            t, v = self.type_of(a), self.expr(a)
+            if isinstance(t, IntT):
+                if t.bits < 64:
+                    v = self.b.sext(v, I64) if t.signed else self.b.zext(v, I64)
+                self.b.call(self.mg.runtime("print_i64" if t.signed else "print_u64"), [v])
+            elif isinstance(t, FloatT):
+                self.b.call(self.mg.runtime(f"print_f{t.bits}"), [v])
+            elif t == BOOL:
+                self.b.call(self.mg.runtime("print_bool"), [v])
+            elif t == STR:
+                self.b.call(self.mg.runtime("print_str"), [v])
+            else:
+                self.b.call(self.mg.runtime("print_ptr"), [v])
+        self.b.call(self.mg.runtime("print_end"), [])
+
+    def builtin_assert(self, e: ast.Call) -> None:
+        ok = self.expr(e.args[0])
+        if len(e.args) == 2:
+            msg = self.expr(e.args[1])
+            fail = lambda: (self.b.call(self.mg.runtime("panic"), [msg] + self.location(e.span)),
+                            self.b.unreachable())
+        else:
+            fail = lambda: self.panic(b"assertion failed", e.span)
+        self.check(ok, fail, "assert")
+
+    def builtin_panic(self, e: ast.Call) -> None:
+        msg = self.expr(e.args[0])
+        self.b.call(self.mg.runtime("panic"), [msg] + self.location(e.span))
+        self.b.unreachable()

@@ -1,0 +1,55 @@
+"""Everything llvmlite.ir lacks for LLVM 22, in one place.
+
+llvmlite.ir still types pointers (`i8*`); LLVM 22 reads `T*` as the opaque
+`ptr`, but llvmlite's own checks compare pointee types. pycoro therefore
+keeps every pointer opaque: the helpers here build allocas and GEPs whose
+result is an opaque `ptr`, and call through a function pointer.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+PTR = ir.PointerType()
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+EMPTY = ir.LiteralStructType([])   # the in-memory form of `void`: zero bytes
+
+
+def alloca(builder: ir.IRBuilder, ty: ir.Type, name: str = "") -> ir.Instruction:
+    slot = builder.alloca(ty, name=name)
+    slot.type = PTR
+    return slot
+
+
+def gep(builder: ir.IRBuilder, ptr: ir.Value, indices: list[ir.Value], source: ir.Type,
+        name: str = "", inbounds: bool = True) -> ir.Instruction:
+    inst = builder.gep(ptr, indices, inbounds=inbounds, name=name, source_etype=source)
+    inst.type = PTR
+    return inst
+
+
+def field_ptr(builder: ir.IRBuilder, ptr: ir.Value, struct: ir.Type, index: int, name: str = "") -> ir.Instruction:
+    return gep(builder, ptr, [I32(0), I32(index)], struct, name)
+
+
+class TypedCallee:
+    """Lets llvmlite emit `call R %fp(…)` through an opaque function pointer."""
+
+    def __init__(self, value: ir.Value, fnty: ir.FunctionType):
+        self.value = value
+        self.function_type = fnty
+        self.type = fnty.as_pointer()
+
+    def get_reference(self) -> str:
+        return self.value.get_reference()
+
+
+def global_string(module: ir.Module, data: bytes, name: str) -> ir.GlobalVariable:
+    data = data + b"\0"
+    ty = ir.ArrayType(I8, len(data))
+    g = ir.GlobalVariable(module, ty, name=name)
+    g.initializer = ir.Constant(ty, bytearray(data))
+    g.global_constant = True
+    g.linkage = "private"
+    g.unnamed_addr = True
+    g.type = PTR
+    return g

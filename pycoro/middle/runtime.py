@@ -1,0 +1,36 @@
+"""The runtime's entry points as the generated code sees them.
+
+The runtime itself is PyCoro (`stdlib/rt.pc`), compiled as a separate unit
+and linked into every program; this table is the ABI between the two.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from .llvmcompat import I1, I32, I64, PTR
+
+_VOID = ir.VoidType()
+
+RUNTIME: dict[str, ir.FunctionType] = {
+    "print_i64": ir.FunctionType(_VOID, [I64]),
+    "print_u64": ir.FunctionType(_VOID, [I64]),
+    "print_f64": ir.FunctionType(_VOID, [ir.DoubleType()]),
+    "print_f32": ir.FunctionType(_VOID, [ir.FloatType()]),
+    "print_bool": ir.FunctionType(_VOID, [I1]),
+    "print_str": ir.FunctionType(_VOID, [PTR]),
+    "print_ptr": ir.FunctionType(_VOID, [PTR]),
+    "print_sep": ir.FunctionType(_VOID, []),
+    "print_end": ir.FunctionType(_VOID, []),
+    # message, file, line, column
+    "panic": ir.FunctionType(_VOID, [PTR, PTR, I32, I32]),
+    # index, length, file, line, column
+    "panic_bounds": ir.FunctionType(_VOID, [I64, I64, PTR, I32, I32]),
+    "flush": ir.FunctionType(_VOID, []),
+}
+
+NORETURN = {"panic", "panic_bounds"}
+
+
+def symbol(name: str) -> str:
+    """The runtime function `name` is `fn __pc_<name>` in stdlib/rt.pc."""
+    return f"pc.__pc_{name}"
