@@ -511,6 +511,8 @@ class BodyChecker:
                 return t
             case ast.Field(base=base) | ast.Index(base=base):
                 t = self.check_expr(e, None)
+                if t is ERROR:
+                    return ERROR
                 if isinstance(self.inst_types.get(base), PtrT):
                     return t  # writes through a raw pointer are always allowed
                 if self._place_root_ok(base, write):

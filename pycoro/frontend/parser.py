@@ -33,9 +33,12 @@ class _StructLiteralGate:
     def __init__(self) -> None:
         self.keyword_types: dict[str, str] = {}
         self.bracket_types: dict[str, str] = {}
+        self.history: list[Token | None] = [None, None]
 
     def process(self, stream):
+        self.history = [None, None]   # the last two tokens, for error positions
         for tok in self._angles(self._literals(stream)):
+            self.history = [self.history[1], tok]
             yield tok
 
     def _angles(self, stream):
@@ -78,6 +81,10 @@ class _StructLiteralGate:
             elif tok.value == "}" and tok.type != "STRING" and len(modes) > 1:
                 modes.pop()
             yield tok
+
+
+def _parser_gate() -> "_StructLiteralGate":
+    return _parser().options.postlex
 
 
 @functools.cache
@@ -504,6 +511,11 @@ def _diagnostic_for(lark: Lark, err: UnexpectedInput, file: str, text: str) -> D
     else:
         span = Span(file, tok.line, tok.column, tok.end_line, tok.end_column)
     expected = set(err.accepts or err.expected)
+    previous = _parser_gate().history[0]
+    if "SEMICOLON" in expected and previous is not None and tok.type != "$END":
+        # Like rustc: point just past the token that should have been followed by `;`.
+        span = Span(file, previous.end_line, previous.end_column)
+        return Diagnostic(f"expected ';', found {_found(tok)}", span)
     hint = None
     if tok.value in KEYWORDS and "NAME" in expected:
         hint = f"'{tok.value}' is a keyword and cannot be used as a name"

@@ -1,0 +1,20 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_pycoro(*args, cwd=None, timeout=120):
+    """Run the CLI as a user does; returns the CompletedProcess."""
+    return subprocess.run([sys.executable, "-m", "pycoro", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd or ROOT, timeout=timeout,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+@pytest.fixture
+def pycoro():
+    return run_pycoro

@@ -1,0 +1,56 @@
+"""Inline expectations in test programs (as in craftinginterpreters' tests).
+
+    // expect: text            a line the program prints, in order
+    // expect-status: N        its exit status (default 0; 1 when errors are expected)
+    // expect-stderr: text     a line its stderr must contain (e.g. a panic)
+    // expect-error: L:C: msg  a diagnostic at line L, column C
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Expectations:
+    stdout: list[str] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    status: int = 0
+
+
+_PATTERN = re.compile(r"//\s*expect(-status|-stderr|-error)?:\s?(.*)$")
+
+
+def read(path: Path) -> Expectations:
+    exp = Expectations()
+    explicit_status = None
+    for line in path.read_text().splitlines():
+        m = _PATTERN.search(line)
+        if not m:
+            continue
+        kind, text = m.group(1), m.group(2).rstrip()
+        if kind is None:
+            exp.stdout.append(text)
+        elif kind == "-status":
+            explicit_status = int(text)
+        elif kind == "-stderr":
+            exp.stderr.append(text)
+        else:
+            exp.errors.append(f"{path.name}:{text}")
+    if explicit_status is not None:
+        exp.status = explicit_status
+    elif exp.errors:
+        exp.status = 1
+    return exp
+
+
+def diagnostics(stderr: str) -> list[str]:
+    """The `file:line:col: error: message` lines of a compiler's stderr, file names shortened."""
+    out = []
+    for line in stderr.splitlines():
+        m = re.match(r"(?:.*/)?([^/:]+\.pc:\d+:\d+: error: .*)$", line)
+        if m:
+            out.append(m.group(1))
+    return out

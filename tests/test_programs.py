@@ -1,0 +1,40 @@
+"""Every tests/programs/*.pc, run with `pycoro run` and as a built executable."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from expectations import diagnostics, read
+
+PROGRAMS = sorted((Path(__file__).parent / "programs").glob("*.pc"))
+
+
+def _check_output(proc, exp, path):
+    assert proc.stdout.splitlines() == exp.stdout, proc.stderr
+    for want in exp.stderr:
+        assert any(want in line for line in proc.stderr.splitlines()), proc.stderr
+    assert proc.returncode == exp.status, proc.stderr
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_run(path, pycoro):
+    exp = read(path)
+    proc = pycoro("run", path.name, cwd=path.parent)
+    if exp.errors:
+        assert diagnostics(proc.stderr) == exp.errors, proc.stderr
+        assert proc.returncode == 1
+        assert "Traceback" not in proc.stderr
+    else:
+        _check_output(proc, exp, path)
+
+
+@pytest.mark.parametrize("path", [p for p in PROGRAMS if not read(p).errors], ids=lambda p: p.stem)
+def test_built_executable(path, pycoro, tmp_path):
+    exe = tmp_path / path.stem
+    proc = pycoro("build", path.name, "-o", exe, cwd=path.parent)
+    assert proc.returncode == 0, proc.stderr
+    exp = read(path)
+    _check_output(subprocess.run([exe], capture_output=True, text=True, cwd=path.parent, timeout=60),
+                  exp, path)
