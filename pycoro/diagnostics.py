@@ -55,11 +55,23 @@ class SourceCache:
 SOURCES = SourceCache()
 
 
+def in_source_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Sorted by position within each file; files in the order they first appear."""
+    files: dict[str, int] = {}
+    for d in diagnostics:
+        if d.span:
+            files.setdefault(d.span.file, len(files))
+
+    def key(d: Diagnostic):
+        return (files[d.span.file], d.span.line, d.span.col) if d.span else (-1, 0, 0)
+    return sorted(diagnostics, key=key)
+
+
 class CompileError(Exception):
     """Raised with every diagnostic of a failed compilation."""
 
     def __init__(self, diagnostics: list[Diagnostic]):
-        self.diagnostics = diagnostics
+        self.diagnostics = in_source_order(diagnostics)
         super().__init__(render_all(diagnostics, color=False))
 
 

@@ -59,7 +59,7 @@ class Compilation:
 
     def check(self, need_main: bool = True) -> CheckedProgram:
         reporter = Reporter()
-        program = check_program(self.parse(), reporter, need_main)
+        program = check_program(self.parse(), reporter, need_main, self.display)
         reporter.check()
         return program
 

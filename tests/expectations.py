@@ -38,7 +38,8 @@ def read(path: Path) -> Expectations:
         elif kind == "-stderr":
             exp.stderr.append(text)
         else:
-            exp.errors.append(f"{path.name}:{text}")
+            where, message = text.split(": ", 1)
+            exp.errors.append(f"{path.name}:{where}: error: {message}")
     if explicit_status is not None:
         exp.status = explicit_status
     elif exp.errors:

@@ -301,6 +301,7 @@ class StructDecl(Decl):
     name: str
     generics: tuple[str, ...]
     fields: tuple[FieldDecl, ...]
+    name_span: Span | None = None
 
 
 @node
@@ -330,6 +331,7 @@ class PromiseDecl(Decl):
     suspends: tuple[SuspendDecl, ...]
     fields: tuple[PromiseVar, ...]
     methods: tuple[FnDecl, ...]
+    name_span: Span | None = None
 
 
 @node
@@ -345,6 +347,7 @@ class GlobalDecl(Decl):
     mutable: bool
     type: TypeExpr | None
     init: Expr | None
+    name_span: Span | None = None
 
 
 @node

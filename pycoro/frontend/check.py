@@ -30,9 +30,9 @@ LOGICAL = ("&&", "||")
 
 
 def check_program(modules: list[ast.Module], reporter: Reporter, need_main: bool = True,
-                  check_all: bool = True) -> CheckedProgram:
+                  main_file: str | None = None) -> CheckedProgram:
     checker = ProgramChecker(modules, reporter)
-    return checker.run(need_main, check_all)
+    return checker.run(need_main, main_file)
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class ProgramChecker:
 
     # ------------------------------------------------------------------ driver
 
-    def run(self, need_main: bool, check_all: bool) -> CheckedProgram:
+    def run(self, need_main: bool, main_file: str | None) -> CheckedProgram:
         for decl in self.ns.decls.values():
             if isinstance(decl, ast.GlobalDecl):
                 self._declare_global(decl)
@@ -73,15 +73,15 @@ class ProgramChecker:
         while self.queue:
             inst, subst = self.queue.pop()
             BodyChecker(self, inst, subst).check_body()
-        main = self._find_main(need_main)
+        main = self._find_main(need_main, main_file)
         return CheckedProgram(list(self.instances.values()), list(self.globals.values()), main,
                               self.struct_fields)
 
-    def _find_main(self, need_main: bool) -> FnInstance | None:
+    def _find_main(self, need_main: bool, main_file: str | None) -> FnInstance | None:
         decl = self.ns.decls.get("main")
         if not isinstance(decl, ast.FnDecl):
             if need_main:
-                self.reporter.error(M.no_main(), None)
+                self.reporter.error(M.no_main(), Span(main_file, 1, 1) if main_file else None)
             return None
         inst = self.instances.get((id(decl), ()))
         if inst is None:
@@ -133,7 +133,7 @@ class ProgramChecker:
         if t in self._fields:
             return self._fields[t]
         if t in self._laying_out:
-            self.reporter.error(M.recursive_struct(t.decl.name), t.decl.span)
+            self.reporter.error(M.recursive_struct(t.decl.name), span_of(t.decl))
             return []
         self._laying_out.add(t)
         subst = dict(zip(t.decl.generics, t.args))

@@ -63,7 +63,7 @@ class _StructLiteralGate:
         # One entry per open bracket: True while `Name {` may not be a literal.
         modes = [False]
         for tok in stream:
-            if tok.type in _NAME_LIKE and tok.value in self.keyword_types:
+            if tok.type in _NAME_LIKE | {"NAME"} and tok.value in self.keyword_types:
                 tok = Token.new_borrow_pos(self.keyword_types[tok.value], tok.value, tok)
             elif tok.type == "STRUCT_NAME" and modes[-1]:
                 tok = Token.new_borrow_pos("NAME", tok.value, tok)
@@ -204,7 +204,7 @@ class _ToAst(Transformer):
     def struct_decl(self, meta, children):
         name, generics, *fields = children
         return ast.StructDecl(self._span(meta), str(name), tuple(generics or ()),
-                              tuple(f for f in fields if f is not None))
+                              tuple(f for f in fields if f is not None), self._tok_span(name))
 
     @v_args(meta=True, inline=True)
     def field_decl(self, meta, name, type_):
@@ -218,7 +218,7 @@ class _ToAst(Transformer):
             self._span(meta), str(name), tuple(generics or ()), abis[0] if abis else None,
             tuple(m for m in members if isinstance(m, ast.SuspendDecl)),
             tuple(m for m in members if isinstance(m, ast.PromiseVar)),
-            tuple(m for m in members if isinstance(m, ast.FnDecl)))
+            tuple(m for m in members if isinstance(m, ast.FnDecl)), self._tok_span(name))
 
     @v_args(meta=True, inline=True)
     def abi_decl(self, meta, name, size):
@@ -245,7 +245,7 @@ class _ToAst(Transformer):
     @v_args(meta=True, inline=True)
     def global_decl(self, meta, binding, name, type_, op, init):
         return ast.GlobalDecl(self._span(meta), str(name), binding == "var", type_,
-                              self._initializer(op, init))
+                              self._initializer(op, init), self._tok_span(name))
 
     # -- types --
     @v_args(meta=True, inline=True)
@@ -511,7 +511,10 @@ def _diagnostic_for(lark: Lark, err: UnexpectedInput, file: str, text: str) -> D
     else:
         span = Span(file, tok.line, tok.column, tok.end_line, tok.end_column)
     expected = set(err.accepts or err.expected)
-    previous = _parser_gate().history[0]
+    # The contextual lexer raises before the post-lexer sees the bad token, the
+    # parser after: the token before the error is whichever of the last two is not it.
+    before, last = _parser_gate().history
+    previous = before if last is not None and last.start_pos == tok.start_pos else last
     if "SEMICOLON" in expected and previous is not None and tok.type != "$END":
         # Like rustc: point just past the token that should have been followed by `;`.
         span = Span(file, previous.end_line, previous.end_column)
