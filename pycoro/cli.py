@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import traceback
 from enum import Enum
 from pathlib import Path
@@ -40,10 +41,30 @@ _DEFAULT_SUFFIX = {"exe": "", "obj": ".o", "shared": ".so", "llvm": ".ll", "lowe
 OptLevel = typer.Option(2, "-O", min=0, max=3, help="optimisation level, -O0 … -O3")
 
 
+def _in_big_stack(action):
+    """Run `action` on a thread with a 512 MiB stack: the parser and checker recurse
+    once per nesting level of the program (and a JIT-run program gets the same stack)."""
+    outcome: dict = {}
+
+    def target():
+        try:
+            outcome["value"] = action()
+        except BaseException as err:  # re-raised on the calling thread
+            outcome["error"] = err
+    threading.stack_size(512 * 1024 * 1024)
+    sys.setrecursionlimit(200_000)
+    thread = threading.Thread(target=target, name="pycoro")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
 def _guard(action) -> None:
     """Run a compiler action: diagnostics → status 1, a pycoro bug → status 70."""
     try:
-        status = action()
+        status = _in_big_stack(action)
     except CompileError as err:
         print_diagnostics(err.diagnostics)
         raise typer.Exit(EXIT_USER_ERROR)
@@ -71,7 +92,6 @@ def _compilation(file: str, opt: int = 2, target: str = "native"):
 def run(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptLevel,
         check_leaks: bool = typer.Option(False, "--check-leaks", help="count coroutine frames; fail if any leak")):
     """Compile FILE in memory (JIT) and run `main`; exit with its status."""
-    sys.setrecursionlimit(10_000)
     _guard(lambda: _compilation(file, opt).run() & 0xFF)
 
 
@@ -82,7 +102,6 @@ def build(file: str = typer.Argument(..., help="the .pc program"),
           emit: Emit = typer.Option(Emit.exe, "--emit"),
           opt: int = OptLevel):
     """Write an artefact: a native executable by default."""
-    sys.setrecursionlimit(10_000)
     out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit.value]).name or "a.out"
 
     def action():
@@ -98,14 +117,12 @@ def build(file: str = typer.Argument(..., help="the .pc program"),
 @app.command()
 def check(file: str = typer.Argument(..., help="the .pc program")):
     """Parse and type-check FILE only."""
-    sys.setrecursionlimit(10_000)
     _guard(lambda: (_compilation(file).check(), 0)[1])
 
 
 @app.command()
 def explain(file: str = typer.Argument(..., help="the .pc program")):
     """Report coroutine frames, their ABIs, and heap elision per call site."""
-    sys.setrecursionlimit(10_000)
 
     def action():
         _compilation(file).check()

@@ -8,6 +8,7 @@ which absorbs further errors, so independent mistakes are all reported.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from . import ast
@@ -17,7 +18,7 @@ from .program import (BuiltinCall, CheckedProgram, DirectCall, FnInstance, Globa
 from .resolve import BUILTIN_FUNCTIONS, Namespace, span_of
 from .types import (BOOL, ERROR, F64, HANDLE, I32, I64, NULL, STR, U64, VOID, ArrayT, FloatT,
                     FnT, IntT, PRIMITIVES, PromiseT, PtrT, StructT, Type, TypeVar, has_vars,
-                    is_scalar, substitute, unify)
+                    is_scalar, size, substitute, unify)
 from ..diagnostics import Reporter, Span
 
 COMPOUND_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
@@ -179,6 +180,18 @@ class ProgramChecker:
         key = (id(decl), targs if owner is None else (owner,) + targs)
         if key in self.instances:
             return self.instances[key]
+        if any(size(t) > MAX_TYPE_SIZE for t in targs + ((owner,) if owner else ())):
+            # `fn f<T>(x: T) { f(Duo { first: x, second: x }); }` would never end.
+            self.reporter.error(M.instantiation_too_deep(decl.name), span_of(decl))
+            targs = tuple(ERROR for _ in targs)
+            subst = {g: ERROR for g in subst}
+            key = (id(decl), ("<too deep>",))
+            if key in self.instances:
+                return self.instances[key]
+            inst = FnInstance(decl, decl.name, f"pc.{decl.name}.too-deep",
+                              [(p.name, ERROR) for p in decl.params], ERROR)
+            self.instances[key] = inst
+            return inst
         base = f"{display_owner}.{decl.name}" if display_owner else decl.name
         display = f"{base}<{', '.join(map(str, targs))}>" if targs else base
         symbol = decl.name if decl.kind == "extern" else "pc." + display.replace(" ", "")
@@ -241,6 +254,11 @@ class ProgramChecker:
         return names
 
 
+# Type arguments bigger than this (written out) mean a generic instantiates
+# itself with ever larger types; no real program comes close.
+MAX_TYPE_SIZE = 200
+
+
 def _is_constant(e: ast.Expr) -> bool:
     match e:
         case ast.IntLit() | ast.FloatLit() | ast.BoolLit() | ast.StrLit() | ast.NullLit():
@@ -254,6 +272,7 @@ def _is_constant(e: ast.Expr) -> bool:
     return False
 
 
+@functools.cache
 def _is_literalish(e: ast.Expr) -> bool:
     """An expression whose type comes from its context (an unsuffixed literal)."""
     match e:
@@ -503,7 +522,7 @@ class BodyChecker:
                     g = self.p.globals.get(name)
                     if g is None:
                         if t is not ERROR:
-                            self.r.error(M.not_assignable(), e.span)
+                            self.r.error(M.not_assignable() if write else M.not_addressable(), e.span)
                         return ERROR
                     if write and not g.decl.mutable:
                         self.r.error(M.assign_immutable(name), e.span, hint=f"declare it with `var {name}`")

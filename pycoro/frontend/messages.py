@@ -28,6 +28,8 @@ def void_param(name: str) -> str: return f"parameter {q(name)} cannot have type 
 def self_outside_impl() -> str: return "`self` parameter is only allowed in methods (inside `impl` or `promise`)"
 def self_not_first() -> str: return "`self` must be the first parameter"
 def generic_extern() -> str: return "an `extern fn` cannot be generic"
+def instantiation_too_deep(name: str) -> str:
+    return f"instantiating {q(name)} never ends: each instance needs a larger one"
 def not_supported_yet(what: str) -> str: return f"{what} is not supported yet"
 
 # types and values
@@ -69,7 +71,7 @@ def assign_param(name: str) -> str: return f"cannot assign to parameter {q(name)
 def assign_self() -> str: return "cannot assign to a field of `self` in a method that takes `self` by value"
 def mut_method_on_immutable(method: str, name: str) -> str:
     return f"cannot call `mut self` method {q(method)} on immutable {q(name)}"
-def not_addressable() -> str: return "cannot take the address of a temporary value"
+def not_addressable() -> str: return "cannot take the address of this expression"
 def let_needs_init(name: str) -> str: return f"immutable binding {q(name)} needs an initializer"
 def global_not_const() -> str: return "a global's initializer must be a constant"
 

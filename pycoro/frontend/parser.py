@@ -515,11 +515,13 @@ def _diagnostic_for(lark: Lark, err: UnexpectedInput, file: str, text: str) -> D
     # parser after: the token before the error is whichever of the last two is not it.
     before, last = _parser_gate().history
     previous = before if last is not None and last.start_pos == tok.start_pos else last
+    hint = None
+    if tok.value in ("<", ">", "<=", ">=", "==", "!=") and previous is not None:
+        hint = "comparison operators cannot be chained: write `a < b && b < c`"
     if "SEMICOLON" in expected and previous is not None and tok.type != "$END":
         # Like rustc: point just past the token that should have been followed by `;`.
         span = Span(file, previous.end_line, previous.end_column)
-        return Diagnostic(f"expected ';', found {_found(tok)}", span)
-    hint = None
+        return Diagnostic(f"expected ';', found {_found(tok)}", span, hint=hint)
     if tok.value in KEYWORDS and "NAME" in expected:
         hint = f"'{tok.value}' is a keyword and cannot be used as a name"
     return Diagnostic(f"expected {_describe_expected(lark, expected)}, found {_found(tok)}", span,

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+import functools
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -12,11 +14,20 @@ class Type:
     def __str__(self) -> str:  # pragma: no cover - every subclass overrides
         raise NotImplementedError
 
+    # Types are DAGs (`Duo<T, T>` shares T): hash each node once, not once per path.
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash((type(self),) + tuple(getattr(self, f) for f in self.__dataclass_fields__))
+
     is_int = is_float = is_numeric = False
 
 
 @dataclass(frozen=True)
 class IntT(Type):
+    __hash__ = Type.__hash__
     bits: int
     signed: bool
     is_int = True
@@ -36,6 +47,7 @@ class IntT(Type):
 
 @dataclass(frozen=True)
 class FloatT(Type):
+    __hash__ = Type.__hash__
     bits: int
     is_float = True
     is_numeric = True
@@ -46,6 +58,7 @@ class FloatT(Type):
 
 @dataclass(frozen=True)
 class Simple(Type):
+    __hash__ = Type.__hash__
     """Types that are just a name: bool, void, str, Handle, and the null literal's type."""
     name: str
 
@@ -55,6 +68,7 @@ class Simple(Type):
 
 @dataclass(frozen=True)
 class ArrayT(Type):
+    __hash__ = Type.__hash__
     elem: Type
     size: int
 
@@ -64,6 +78,7 @@ class ArrayT(Type):
 
 @dataclass(frozen=True)
 class PtrT(Type):
+    __hash__ = Type.__hash__
     elem: Type
 
     def __str__(self) -> str:
@@ -72,6 +87,7 @@ class PtrT(Type):
 
 @dataclass(frozen=True)
 class FnT(Type):
+    __hash__ = Type.__hash__
     params: tuple[Type, ...]
     ret: Type
 
@@ -82,6 +98,7 @@ class FnT(Type):
 
 @dataclass(frozen=True)
 class StructT(Type):
+    __hash__ = Type.__hash__
     """An instance of a (possibly generic) struct declaration."""
     decl: "ast.StructDecl"
     args: tuple[Type, ...] = ()
@@ -92,6 +109,7 @@ class StructT(Type):
 
 @dataclass(frozen=True)
 class PromiseT(Type):
+    __hash__ = Type.__hash__
     """The owning handle type `P<…>` of a coroutine whose promise is P."""
     decl: "ast.PromiseDecl"
     args: tuple[Type, ...] = ()
@@ -102,6 +120,7 @@ class PromiseT(Type):
 
 @dataclass(frozen=True)
 class TypeVar(Type):
+    __hash__ = Type.__hash__
     """A generic parameter, before monomorphisation."""
     name: str
 
@@ -131,6 +150,10 @@ PRIMITIVES: dict[str, Type] = {
 
 
 def substitute(t: Type, subst: dict[str, Type]) -> Type:
+    return t if not subst or not has_vars(t) else _substitute(t, subst)
+
+
+def _substitute(t: Type, subst: dict[str, Type]) -> Type:
     match t:
         case TypeVar(name):
             return subst.get(name, t)
@@ -147,6 +170,18 @@ def substitute(t: Type, subst: dict[str, Type]) -> Type:
     return t
 
 
+@functools.cache
+def size(t: Type) -> int:
+    """Nodes in `t` written out as a tree (`Duo<T, T>` counts T twice)."""
+    match t:
+        case ArrayT(elem=elem) | PtrT(elem=elem):
+            return 1 + size(elem)
+        case StructT(args=args) | PromiseT(args=args) | FnT(params=args):
+            return 1 + sum(map(size, args))
+    return 1
+
+
+@functools.cache
 def has_vars(t: Type) -> bool:
     match t:
         case TypeVar():
