@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import traceback
@@ -92,6 +93,9 @@ def _compilation(file: str, opt: int = 2, target: str = "native"):
 def run(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptLevel,
         check_leaks: bool = typer.Option(False, "--check-leaks", help="count coroutine frames; fail if any leak")):
     """Compile FILE in memory (JIT) and run `main`; exit with its status."""
+    # Compiled code never returns to Python's signal check: let Ctrl-C end the
+    # program the way it ends a native one.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     _guard(lambda: _compilation(file, opt).run() & 0xFF)
 
 

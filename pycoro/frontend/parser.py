@@ -457,9 +457,14 @@ _TERMINAL_WORDS = {
     "$END": "end of file",
 }
 _EXPR_START = {"NAME", "INT", "FLOAT", "STRING"}
+# After a complete expression nearly every operator may follow; naming the
+# punctuation that would end it says more than listing the operators.
+_CLOSERS = {"RPAR", "COMMA", "SEMICOLON", "RBRACE", "RSQB", "LBRACE"}
 
 
 def _describe_expected(lark: Lark, expected: set[str]) -> str:
+    if len(expected) > 6 and expected & _CLOSERS and not _EXPR_START <= expected:
+        expected = expected & _CLOSERS
     if _EXPR_START <= expected:
         words = {"an expression"}
         if "RBRACE" in expected:

@@ -42,6 +42,13 @@ def _signatures() -> dict[str, ir.FunctionType]:
 
 SIGNATURES = _signatures()
 
+# Operands that must be constants (`immarg`): intrinsic name prefix → positions.
+IMMEDIATE_OPERANDS = {"llvm.abs.": (1,)}
+
+
+def immediate_operands(name: str) -> tuple[int, ...]:
+    return next((pos for prefix, pos in IMMEDIATE_OPERANDS.items() if name.startswith(prefix)), ())
+
 
 class UnknownIntrinsic(Exception):
     pass

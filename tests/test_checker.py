@@ -1,0 +1,76 @@
+"""The checker's error cases, in-process: one mistake each, exact message and position."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pycoro.diagnostics import CompileError
+from pycoro.driver import Compilation
+
+
+def diagnose(body: str, top: str = "") -> list[str]:
+    source = f"{top}\nfn main() {{\n{body}\n}}\n"
+    try:
+        Compilation(source, "t.pc", Path(".")).check()
+    except CompileError as err:
+        return [f"{d.span.line}:{d.span.col}: {d.message}" if d.span else d.message
+                for d in err.diagnostics]
+    return []
+
+
+CASES = [
+    # (top-level declarations, body of main, expected diagnostics; main's body starts on line 3)
+    ("", "let x: i32 = 1.5;", ["3:14: expected `i32`, found `f64`"]),
+    ("", "let x = 1; x += 1;", ["3:12: cannot assign twice to immutable binding `x`"]),
+    ("", "var x: u8 = -1;", ["3:14: literal -1 does not fit in `u8`"]),
+    ("", "let b = 1 < 2.0;", ["3:9: operator `<` needs operands of the same type, found `i64` and `f64`"]),
+    ("", "let s = \"a\" + \"b\";", ["3:9: operator `+` cannot be applied to `str`"]),
+    ("", "let p = null;", ["3:9: cannot infer the pointer type of `null`"]),
+    ("", "let a = [1, 2.0];", ["3:13: expected `i64`, found `f64`"]),
+    ("", "let a = [1, 2]; let b = a[true];", ["3:27: array index must be an integer, found `bool`"]),
+    ("", "let x = 5; let y = x[0];", ["3:20: type `i64` cannot be indexed"]),
+    ("", "let x = 1 as bool;", ["3:9: cannot cast `i64` to `bool`"]),
+    ("", "let x = true as f64;", ["3:9: cannot cast `bool` to `f64`"]),
+    ("", "print(main);", ["3:7: cannot print a value of type `fn()`"]),
+    ("struct S { a: i64 }", "print(S { a: 1 });", ["3:7: cannot print a value of type `S`"]),
+    ("struct S { a: i64 }", "let s = S { a: 1 }; s.a();", ["3:21: `i64` is not a function"]),
+    ("struct S { a: i64 }", "let s = S { a: 1 }; let p = &s; print(p.a);",
+     ["3:39: type `ptr<S>` has no field `a`"]),
+    ("fn f<T>(a: T, b: T) {}", "f(1, true);", ["3:3: expected `bool`, found `i64`"]),
+    ("fn f<T>(a: T, b: T) {}", "f(1i32, true);", ["3:9: expected `i32`, found `bool`"]),
+    ("fn f(a: i64) {}", "f(x: 1);", ["3:4: expected ',' or ')', found ':'"]),
+    ("extern fn puts(s: ptr<u8>) -> i32;", "puts(5);", ["3:6: expected `ptr<u8>`, found `i64`"]),
+    ("extern fn printf(f: ptr<u8>, ...) -> i32;", "printf();", ["3:1: `printf` takes at least 1 argument but 0 were given"]),
+    ("", "assert(1);", ["3:8: condition must be `bool`, found `i64`"]),
+    ("", "panic(1);", ["3:7: expected `str`, found `i64`"]),
+    ("", "assert(true, 5);", ["3:14: expected `str`, found `i64`"]),
+    ("", "defer let x = 1;", ["3:7: a `defer` cannot declare a variable"]),
+    ("", "for i in 0..2.5 { }", ["3:13: expected `i64`, found `f64`"]),
+    ("", "for c in 5 { }", ["3:10: type `i64` is not iterable: it needs `next(mut self) -> bool` and `value(self) -> T`"]),
+    ("", "var v: vec<i64>;", ["3:8: unknown type `vec`"]),
+    ("", "var v: ptr<i64, i64>;", ["3:8: `ptr` takes 1 type argument but 2 were given"]),
+    ("", "var v: i64<i64>;", ["3:8: `i64` is not generic"]),
+    ("fn f() -> i64 { return 1; }", "let x: bool = f();", ["3:15: expected `bool`, found `i64`"]),
+    ("fn f(self) {}", "", ["1:6: `self` parameter is only allowed in methods (inside `impl` or `promise`)"]),
+    ("", "let x = 1; let y = x.foo;", ["3:20: type `i64` has no field `foo`"]),
+    ("struct P { x: i64 }\nimpl P { fn get(self) -> i64 { return self.x; } }",
+     "let p = P { x: 1 }; print(p.gte());", ["4:27: type `P` has no method `gte`"]),
+]
+
+
+@pytest.mark.parametrize("top,body,expected", CASES, ids=[c[1][:40] for c in CASES])
+def test_checker_error(top, body, expected):
+    assert diagnose(body, top) == expected
+
+
+def test_hint_suggests_a_close_name():
+    source = "fn main() { let count = 1; print(cuont); }\n"
+    with pytest.raises(CompileError) as err:
+        Compilation(source, "t.pc", Path(".")).check()
+    assert err.value.diagnostics[0].hint == "did you mean `count`?"
+
+
+def test_errors_do_not_cascade():
+    # One unknown name: one error, not one per use of the broken expression.
+    assert diagnose("let x = nope + 1; let y = x * 2; print(y);") == ["3:9: cannot find `nope` in this scope"]

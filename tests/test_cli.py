@@ -1,0 +1,110 @@
+"""The pycoro command as a user runs it: options, artefacts, exit statuses."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from typer.testing import CliRunner
+
+from pycoro import cli
+from pycoro.driver import Compilation
+
+HELLO = 'fn main() { print("hi", 1.5); }\n'
+
+
+@pytest.fixture
+def hello(tmp_path):
+    path = tmp_path / "hello.pc"
+    path.write_text(HELLO)
+    return path
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O1", "-O2", "-O3"])
+def test_run_at_every_level(hello, pycoro, level):
+    proc = pycoro("run", level, hello)
+    assert (proc.returncode, proc.stdout) == (0, "hi 1.5\n"), proc.stderr
+
+
+def test_check_only(hello, pycoro, tmp_path):
+    assert pycoro("check", hello).returncode == 0
+    bad = tmp_path / "bad.pc"
+    bad.write_text("fn main() { let x: i32 = true; }\n")
+    proc = pycoro("check", bad)
+    assert proc.returncode == 1
+    assert "bad.pc:1:26: error: expected `i32`, found `bool`" in proc.stderr
+
+
+def test_build_executable(hello, pycoro, tmp_path):
+    exe = tmp_path / "hello"
+    assert pycoro("build", hello, "-o", exe).returncode == 0
+    assert subprocess.run([exe], capture_output=True, text=True).stdout == "hi 1.5\n"
+
+
+def test_build_default_output_name(hello, pycoro, tmp_path):
+    assert pycoro("build", hello, cwd=tmp_path).returncode == 0
+    assert (tmp_path / "hello").exists()
+
+
+def test_emit_llvm_keeps_source_names(hello, pycoro, tmp_path):
+    out = tmp_path / "hello.ll"
+    assert pycoro("build", hello, "--emit", "llvm", "-o", out).returncode == 0
+    text = out.read_text()
+    assert 'define internal void @"pc.main"()' in text
+    assert "define i32 @\"main\"" in text
+
+
+def test_emit_lowered_is_optimised(pycoro, tmp_path):
+    src = tmp_path / "sum.pc"
+    src.write_text("fn main() { var s: i64 = 0; for i in 0..10 { s += i; } print(s); }\n")
+    out = tmp_path / "sum.ll"
+    assert pycoro("build", src, "--emit", "lowered", "-o", out).returncode == 0
+    # -O2 folds the loop and inlines the runtime: main prints the constant 45, no branch left.
+    text = out.read_text()
+    main = text[text.index("@main("):]
+    main = main[:main.index("\n}")]
+    assert "i64 45)" in main and " br " not in main
+
+
+@pytest.mark.parametrize("emit,magic", [("obj", b"\x7fELF"), ("asm", b"\t.text")])
+def test_emit_native_artefacts(hello, pycoro, tmp_path, emit, magic):
+    out = tmp_path / f"hello.{emit}"
+    assert pycoro("build", hello, "--emit", emit, "-o", out).returncode == 0
+    assert magic in out.read_bytes()[:200]
+
+
+def test_missing_file(pycoro, tmp_path):
+    proc = pycoro("run", tmp_path / "nope.pc")
+    assert proc.returncode == 1
+    assert "no such file" in proc.stderr
+
+
+def test_exit_status_is_mains_value(pycoro, tmp_path):
+    path = tmp_path / "s.pc"
+    path.write_text("fn main() -> i32 { return 42; }\n")
+    assert pycoro("run", path).returncode == 42
+
+
+def test_several_errors_reported_together(pycoro, tmp_path):
+    path = tmp_path / "m.pc"
+    path.write_text("fn main() {\n    let a: i32 = true;\n    print(nope);\n}\n")
+    proc = pycoro("run", path)
+    assert proc.returncode == 1
+    assert "m.pc:2:18: error" in proc.stderr and "m.pc:3:11: error" in proc.stderr
+    assert "2 errors" in proc.stderr
+    assert "    let a: i32 = true;\n                 ^~~~" in proc.stderr
+
+
+def test_internal_error_is_status_70(hello, monkeypatch):
+    def broken(self, need_main=True):
+        raise RuntimeError("simulated bug")
+    monkeypatch.setattr(Compilation, "check", broken)
+    result = CliRunner().invoke(cli.app, ["check", str(hello)])
+    assert result.exit_code == 70
+    assert "internal compiler error" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_explain_without_coroutines(hello, pycoro):
+    proc = pycoro("explain", hello)
+    assert proc.returncode == 0
+    assert "no coroutines" in proc.stdout
