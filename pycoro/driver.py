@@ -14,6 +14,7 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
+from . import cache
 from .backend import jit, link, targets
 from .diagnostics import CompileError, Diagnostic, Reporter
 from .frontend import ast
@@ -73,6 +74,11 @@ class Compilation:
     def link_runtime(self, ir_text: str) -> llvm.ModuleRef:
         module = _parse_ir(ir_text, self.display)
         module.link_in(_parse_ir(runtime_ir(), "<runtime>"))
+        # Only the C entry point is seen from outside: the pipeline may then drop
+        # the runtime functions a program does not use, and inline the rest.
+        for fn in module.functions:
+            if not fn.is_declaration and fn.name != "main":
+                fn.linkage = "internal"
         return module
 
     def optimise(self, module: llvm.ModuleRef, machine: llvm.TargetMachine) -> llvm.ModuleRef:
@@ -108,9 +114,19 @@ class Compilation:
 
 @functools.cache
 def runtime_ir() -> str:
-    """The runtime (stdlib/rt.pc), compiled once per process."""
+    """The runtime (stdlib/rt.pc), compiled once and kept in the on-disk cache."""
     path = stdlib_dir() / "rt.pc"
-    modules = load("<stdlib>/rt.pc", path.read_text(encoding="utf-8"), path.parent, prelude=False)
+    source = path.read_text(encoding="utf-8")
+    digest = cache.key(source)
+    cached = cache.load("runtime.ll", digest)
+    if cached is None:
+        cached = _compile_runtime(source, path)
+        cache.store("runtime.ll", digest, cached)
+    return cached
+
+
+def _compile_runtime(source: str, path: Path) -> str:
+    modules = load("<stdlib>/rt.pc", source, path.parent, prelude=False)
     reporter = Reporter()
     program = check_program(modules, reporter, need_main=False)
     if reporter.failed:

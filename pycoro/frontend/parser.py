@@ -33,12 +33,12 @@ class _StructLiteralGate:
     def __init__(self) -> None:
         self.keyword_types: dict[str, str] = {}
         self.bracket_types: dict[str, str] = {}
-        self.history: list[Token | None] = [None, None]
+        self.history: list[Token | None] = [None, None, None]
 
     def process(self, stream):
-        self.history = [None, None]   # the last two tokens, for error positions
+        self.history = [None, None, None]   # the last tokens, for error messages
         for tok in self._angles(self._literals(stream)):
-            self.history = [self.history[1], tok]
+            self.history = self.history[1:] + [tok]
             yield tok
 
     def _angles(self, stream):
@@ -518,11 +518,16 @@ def _diagnostic_for(lark: Lark, err: UnexpectedInput, file: str, text: str) -> D
     expected = set(err.accepts or err.expected)
     # The contextual lexer raises before the post-lexer sees the bad token, the
     # parser after: the token before the error is whichever of the last two is not it.
-    before, last = _parser_gate().history
-    previous = before if last is not None and last.start_pos == tok.start_pos else last
+    history = _parser_gate().history
+    if history[-1] is not None and history[-1].start_pos == tok.start_pos:
+        history = [None] + history[:-1]
+    brace, previous = history[-2], history[-1]
     hint = None
     if tok.value in ("<", ">", "<=", ">=", "==", "!=") and previous is not None:
         hint = "comparison operators cannot be chained: write `a < b && b < c`"
+    if tok.value == ":" and brace is not None and brace.value == "{":
+        hint = ("a struct literal in the head of `if`, `while`, `for` or `with` "
+                "must be parenthesised: `(Name { … })`")
     if "SEMICOLON" in expected and previous is not None and tok.type != "$END":
         # Like rustc: point just past the token that should have been followed by `;`.
         span = Span(file, previous.end_line, previous.end_column)

@@ -31,12 +31,6 @@ def _stdlib_display(name: str) -> str:
     return f"<stdlib>/{name}.pc"
 
 
-@dataclass
-class SourceFile:
-    path: Path | None     # None for source given as text
-    display: str          # the name diagnostics show
-
-
 def load(display: str, text: str, base_dir: Path, prelude: bool = True) -> list[ast.Module]:
     """Parse `text` and everything it imports; the prelude comes first."""
     modules: list[ast.Module] = []
@@ -49,10 +43,11 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True) -> list[
         except CompileError as err:
             errors.extend(err.diagnostics)
             return
-        modules.append(module)
+        # Imports first: a name the importer defines again is the duplicate.
         for decl in module.decls:
             if isinstance(decl, ast.Import):
                 visit_import(decl, here)
+        modules.append(module)
 
     def visit_import(decl: ast.Import, here: Path) -> None:
         if decl.path.startswith("std/"):
@@ -79,6 +74,7 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True) -> list[
         prelude_path = stdlib_dir() / "prelude.pc"
         seen.add(str(prelude_path.resolve()))
         visit(_stdlib_display("prelude"), prelude_path.read_text(encoding="utf-8"), prelude_path.parent)
+    seen.add(str((base_dir / Path(display).name).resolve()))  # an import of the main file is a no-op
     visit(display, text, base_dir)
     if errors:
         raise CompileError(errors)
