@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from . import ast
 from . import messages as M
+from .layout import MAX_TYPE_BYTES, is_aggregate, size_align
 from .program import (BuiltinCall, CheckedProgram, DirectCall, FnInstance, GlobalVar,
                       IndirectCall, IterProtocol, LocalVar)
 from .resolve import BUILTIN_FUNCTIONS, Namespace, span_of
@@ -122,12 +123,22 @@ class ProgramChecker:
                 return ERROR
             case ast.ArrayType(elem=elem, size=size):
                 t = self.resolve_type(elem, subst)
-                return ERROR if t is ERROR else ArrayT(t, size)
+                if t is ERROR:
+                    return ERROR
+                return self._sized(ArrayT(t, size), texpr.span)
             case ast.FnType(params=params, ret=ret):
                 ps = tuple(self.resolve_type(p, subst) for p in params)
                 r = self.resolve_type(ret, subst) if ret else VOID
                 return ERROR if ERROR in ps or r is ERROR else FnT(ps, r)
         raise AssertionError(texpr)
+
+    def _sized(self, t: Type, span: Span) -> Type:
+        if not has_vars(t):
+            size = size_align(t, self.struct_fields)[0]
+            if size > MAX_TYPE_BYTES:
+                self.reporter.error(M.type_too_large(t, size, MAX_TYPE_BYTES), span)
+                return ERROR
+        return t
 
     def struct_fields(self, t: StructT, use: Span | None = None) -> list[tuple[str, Type]]:
         """The fields of a struct instance, with its type arguments substituted."""
@@ -217,6 +228,12 @@ class ProgramChecker:
         if decl.kind in ("async", "kernel"):
             what = "`async fn`" if decl.kind == "async" else "`kernel fn`"
             self.reporter.error(M.not_supported_yet(what), span_of(decl))
+        if decl.kind == "extern":
+            for p, (_, t) in zip(decl.params, params):
+                if is_aggregate(t):
+                    self.reporter.error(M.extern_arg(t), p.span)
+            if is_aggregate(ret):
+                self.reporter.error(M.extern_arg(ret), decl.ret.span)
         inst = FnInstance(decl, display, symbol, params, ret, self_mode)
         self.instances[key] = inst
         if decl.body is not None:

@@ -18,6 +18,8 @@ def did_you_mean(name: str) -> str: return f"did you mean {q(name)}?"
 def type_arity(name: str, want: int, got: int) -> str:
     return f"{q(name)} takes {want} type argument{'s' * (want != 1)} but {got} were given"
 def not_generic(name: str) -> str: return f"{q(name)} is not generic"
+def type_too_large(t: object, size: int, limit: int) -> str:
+    return f"type {q(t)} is too large: {size} bytes (the limit is {limit >> 30} GiB)"
 def recursive_struct(name: str) -> str: return f"struct {q(name)} contains itself and would have infinite size"
 def import_not_found(path: str) -> str: return f"cannot find module {q(path)}"
 def cannot_read(path: str, why: str) -> str: return f"cannot read {q(path)}: {why}"

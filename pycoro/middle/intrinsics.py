@@ -20,8 +20,13 @@ _FLOAT = {"f32": _F32, "f64": _F64}
 
 
 def _signatures() -> dict[str, ir.FunctionType]:
+    void, ptr = ir.VoidType(), ir.PointerType()
     sigs: dict[str, ir.FunctionType] = {
-        "llvm.trap": ir.FunctionType(ir.VoidType(), []),
+        "llvm.trap": ir.FunctionType(void, []),
+        # dest, src, bytes, volatile (immarg)
+        "llvm.memcpy.p0.p0.i64": ir.FunctionType(void, [ptr, ptr, I64, I1]),
+        # dest, byte, bytes, volatile (immarg)
+        "llvm.memset.p0.i64": ir.FunctionType(void, [ptr, ir.IntType(8), I64, I1]),
     }
     for iname, ity in _INT.items():
         for fname, fty in _FLOAT.items():
@@ -43,7 +48,7 @@ def _signatures() -> dict[str, ir.FunctionType]:
 SIGNATURES = _signatures()
 
 # Operands that must be constants (`immarg`): intrinsic name prefix → positions.
-IMMEDIATE_OPERANDS = {"llvm.abs.": (1,)}
+IMMEDIATE_OPERANDS = {"llvm.abs.": (1,), "llvm.memcpy.": (3,), "llvm.memset.": (3,)}
 
 
 def immediate_operands(name: str) -> tuple[int, ...]:

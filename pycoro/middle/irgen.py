@@ -1,7 +1,11 @@
 """Checked program → LLVM IR (llvmlite.ir), for the core language (§2–§4).
 
 Every local lives in an entry-block alloca (mem2reg cleans up at -O1 and
-up); values of struct and array type are LLVM aggregates. Runtime checks
+up). Values of struct and array type live in memory, as clang keeps them:
+such an expression evaluates to a pointer to a fresh copy, stores are
+`memcpy`, arguments pass a pointer to the caller's copy, and results come
+back through a hidden first (`sret`) parameter. (First-class aggregate
+loads and stores of large arrays abort LLVM's instruction selector.) Runtime checks
 (bounds, division by zero) branch to a cold block that calls the runtime's
 panic with the source position. `defer` is emitted on every exit of its
 scope (normal end, break, continue, return), innermost first, as Zig does.
@@ -15,8 +19,9 @@ from ..frontend.program import (BuiltinCall, CheckedProgram, DirectCall, FnInsta
                                 IndirectCall, LocalVar)
 from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
                               PromiseT, PtrT, Simple, StructT, Type)
+from ..frontend.layout import is_aggregate, size_align
 from . import intrinsics
-from .llvmcompat import EMPTY, I1, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep, global_string
+from .llvmcompat import EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep, global_string
 from .runtime import NORETURN, RUNTIME, symbol as rt_symbol
 
 _FLOAT_TYPES = {32: ir.FloatType(), 64: ir.DoubleType()}
@@ -67,13 +72,22 @@ class ModuleGen:
         return ir.VoidType() if t == VOID else self.llvm(t)
 
     # ---- functions
+    def signature(self, params: list[Type], ret: Type, varargs: bool = False,
+                  ref_self: bool = False) -> ir.FunctionType:
+        """pycoro's calling convention: aggregates by pointer, an aggregate result
+        through a hidden first parameter; `void` parameters take no slot."""
+        llvm_params = [PTR if is_aggregate(t) or (i == 0 and ref_self) else self.llvm(t)
+                       for i, t in enumerate(params) if t != VOID]
+        if is_aggregate(ret):
+            return ir.FunctionType(ir.VoidType(), [PTR] + llvm_params, var_arg=varargs)
+        return ir.FunctionType(self.ret_type(ret), llvm_params, var_arg=varargs)
+
     def declare(self, inst: FnInstance) -> ir.Function:
         key = id(inst)
         if key in self.fns:
             return self.fns[key]
-        params = [self.llvm(t) if not (i == 0 and inst.self_mode == "ref") else PTR
-                  for i, (_, t) in enumerate(inst.params) if t != VOID]
-        fnty = ir.FunctionType(self.ret_type(inst.ret), params, var_arg=inst.decl.varargs)
+        fnty = self.signature([t for _, t in inst.params], inst.ret, inst.decl.varargs,
+                              inst.self_mode == "ref")
         existing = self.module.globals.get(inst.symbol)
         if existing is not None:  # the same C function declared twice
             self.fns[key] = existing
@@ -83,6 +97,9 @@ class ModuleGen:
             fn.linkage = "internal" if self.internal else "external"
         self.fns[key] = fn
         return fn
+
+    def size(self, t: Type) -> int:
+        return size_align(t, self.p.struct_fields)[0]
 
     internal = False
 
@@ -214,6 +231,31 @@ class FnGen:
             self.slots[id(var)] = self.alloca(var.type, var.name)
         return self.slots[id(var)]
 
+    def load(self, ptr: ir.Value, t: Type) -> ir.Value:
+        """The value at `ptr`; for an aggregate, a pointer to a fresh copy."""
+        if is_aggregate(t):
+            copy = self.alloca(t, "copy")
+            self.memcpy(copy, ptr, t)
+            return copy
+        return self.b.load(ptr, typ=self.mg.llvm(t))
+
+    def store(self, value: ir.Value, ptr: ir.Value, t: Type) -> None:
+        if is_aggregate(t):
+            self.memcpy(ptr, value, t)
+        else:
+            self.b.store(value, ptr)
+
+    def memcpy(self, dest: ir.Value, src: ir.Value, t: Type) -> None:
+        fn = intrinsics.declare(self.mg.module, "llvm.memcpy.p0.p0.i64")
+        self.b.call(fn, [dest, src, I64(self.mg.size(t)), I1(0)])
+
+    def zero(self, ptr: ir.Value, t: Type) -> None:
+        if is_aggregate(t):
+            fn = intrinsics.declare(self.mg.module, "llvm.memset.p0.i64")
+            self.b.call(fn, [ptr, I8(0), I64(self.mg.size(t)), I1(0)])
+        else:
+            self.b.store(ir.Constant(self.mg.llvm(t), None), ptr)
+
     def block(self, name: str) -> ir.Block:
         return self.fn.append_basic_block(name)
 
@@ -243,14 +285,19 @@ class FnGen:
     # ---- function
     def emit(self) -> None:
         args = iter(self.fn.args)
+        self.result = None
+        if is_aggregate(self.inst.ret):
+            self.result = next(args)
+            self.result.name = "result"
         for param, (name, t) in zip(self.inst.decl.params, self.inst.params):
             var = self.inst.locals[param]
             if t == VOID:
                 continue
             arg = next(args)
             arg.name = name
-            if param.is_self and param.mut_self:
-                self.slots[id(var)] = arg   # `mut self` is the caller's place
+            if (param.is_self and param.mut_self) or is_aggregate(t):
+                # `mut self` is the caller's place; an aggregate is the caller's fresh copy
+                self.slots[id(var)] = arg
             else:
                 self.b.store(arg, self.slot(var))
         self.emit_block(self.inst.decl.body)
@@ -290,14 +337,16 @@ class FnGen:
     def stmt_Let(self, s: ast.Let) -> None:
         var = self.inst.locals[s]
         slot = self.slot(var)
-        value = self.expr(s.init) if s.init is not None else ir.Constant(self.mg.llvm(var.type), None)
-        self.b.store(value, slot)
+        if s.init is None:
+            self.zero(slot, var.type)
+        else:
+            self.store(self.expr(s.init), slot, var.type)
 
     def stmt_Assign(self, s: ast.Assign) -> None:
         t = self.type_of(s.target)
         if s.op == "=":
             value = self.expr(s.value)
-            self.b.store(value, self.place(s.target))
+            self.store(value, self.place(s.target), t)
             return
         ptr = self.place(s.target)
         current = self.b.load(ptr, typ=self.mg.llvm(t))
@@ -395,16 +444,17 @@ class FnGen:
             holder = self.place(s.iter)
         else:
             holder = self.slot(proto.holder)
-            self.b.store(self.expr(s.iter), holder)
-        next_fn, value_fn = self.mg.declare(proto.next), self.mg.declare(proto.value)
-        holder_t = self.mg.llvm(proto.holder.type)
+            self.store(self.expr(s.iter), holder, proto.holder.type)
+
+        def receiver(fn: FnInstance) -> ir.Value:
+            return holder if fn.self_mode == "ref" else self.load(holder, proto.holder.type)
 
         def cond():
-            return self.b.call(next_fn, [holder])
+            return self.call(proto.next, [receiver(proto.next)])
 
         def bind():
-            recv = holder if proto.value.self_mode == "ref" else self.b.load(holder, typ=holder_t)
-            self.b.store(self.b.call(value_fn, [recv]), self.slot(proto.item))
+            value = self.call(proto.value, [receiver(proto.value)])
+            self.store(value, self.slot(proto.item), proto.item.type)
         self.loop("for", cond, s.body, None, bind)
 
     def stmt_Break(self, s: ast.Break) -> None:
@@ -419,8 +469,10 @@ class FnGen:
 
     def stmt_Return(self, s: ast.Return) -> None:
         value = self.expr(s.value) if s.value is not None else None
+        if self.result is not None:
+            self.store(value, self.result, self.inst.ret)
         self.unwind_to(0)
-        if self.inst.ret == VOID:
+        if self.inst.ret == VOID or self.result is not None:
             self.b.ret_void()
         else:
             self.b.ret(value)
@@ -434,14 +486,6 @@ class FnGen:
                     (isinstance(ref, GlobalVar) and ref.decl.mutable)
             case ast.Field(base=base) | ast.Index(base=base):
                 return isinstance(self.type_of(base), PtrT) or self._is_mutable_place(base)
-        return False
-
-    def _is_place(self, e: ast.Expr) -> bool:
-        match e:
-            case ast.Name():
-                return isinstance(self.inst.refs.get(e), (LocalVar, GlobalVar))
-            case ast.Field(base=base) | ast.Index(base=base):
-                return isinstance(self.type_of(base), PtrT) or self._is_place(base)
         return False
 
     def place(self, e: ast.Expr) -> ir.Value:
@@ -468,7 +512,10 @@ class FnGen:
         return self.spill(e)
 
     def spill(self, e: ast.Expr) -> ir.Value:
-        tmp = self.alloca(self.type_of(e), "tmp")
+        t = self.type_of(e)
+        if is_aggregate(t):
+            return self.expr(e)  # already a fresh temporary
+        tmp = self.alloca(t, "tmp")
         self.b.store(self.expr(e), tmp)
         return tmp
 
@@ -517,7 +564,7 @@ class FnGen:
         ref = self.inst.refs[e]
         if isinstance(ref, FnInstance):
             return self.mg.declare(ref)
-        return self.b.load(self.place(e), typ=self.mg.llvm(self.type_of(e)))
+        return self.load(self.place(e), self.type_of(e))
 
     def expr_Unary(self, e: ast.Unary) -> ir.Value:
         t = self.type_of(e)
@@ -634,27 +681,24 @@ class FnGen:
         return v  # pointer to pointer, str to ptr<u8>, null to pointer
 
     def expr_Index(self, e: ast.Index) -> ir.Value:
-        return self.b.load(self.place(e), typ=self.mg.llvm(self.type_of(e)))
+        return self.load(self.place(e), self.type_of(e))
 
     def expr_Field(self, e: ast.Field) -> ir.Value:
-        if self._is_place(e):
-            return self.b.load(self.place(e), typ=self.mg.llvm(self.type_of(e)))
-        bt = self.type_of(e.base)
-        index = [n for n, _ in self.mg.p.struct_fields(bt)].index(e.name)
-        return self.b.extract_value(self.expr(e.base), index)
+        return self.load(self.place(e), self.type_of(e))
 
     def expr_StructLit(self, e: ast.StructLit) -> ir.Value:
         t = self.type_of(e)
         by_name = {f.name: f.value for f in e.fields}
-        value = ir.Constant(self.mg.llvm(t), ir.Undefined)
-        for i, (name, _) in enumerate(self.mg.p.struct_fields(t)):
-            value = self.b.insert_value(value, self.expr(by_name[name]), i)
+        value = self.alloca(t, t.decl.name)
+        for i, (name, ft) in enumerate(self.mg.p.struct_fields(t)):
+            self.store(self.expr(by_name[name]), field_ptr(self.b, value, self.mg.llvm(t), i, name), ft)
         return value
 
     def expr_ArrayLit(self, e: ast.ArrayLit) -> ir.Value:
-        value = ir.Constant(self.mg.llvm(self.type_of(e)), ir.Undefined)
+        t = self.type_of(e)
+        value = self.alloca(t, "array")
         for i, x in enumerate(e.elems):
-            value = self.b.insert_value(value, self.expr(x), i)
+            self.store(self.expr(x), gep(self.b, value, [I64(0), I64(i)], self.mg.llvm(t)), t.elem)
         return value
 
     # ---- calls
@@ -664,30 +708,35 @@ class FnGen:
             return getattr(self, f"builtin_{target.name}")(e)
         if isinstance(target, IndirectCall):
             fnt: FnT = self.type_of(e.callee)
-            fnty = ir.FunctionType(self.mg.ret_type(fnt.ret),
-                                   [self.mg.llvm(p) for p in fnt.params if p != VOID])
             callee = self.expr(e.callee)
             args = [self.expr(a) for a, p in zip(e.args, fnt.params) if p != VOID]
-            return self._result(self.b.call(TypedCallee(callee, fnty), args), fnt.ret)
+            fnty = self.mg.signature(list(fnt.params), fnt.ret)
+            return self.call_with(TypedCallee(callee, fnty), args, fnt.ret)
         fn = target.fn
         args = []
         params = fn.params
         if target.receiver is not None:
             recv = target.receiver
-            if fn.self_mode == "ref":
-                args.append(self.place(recv))
-            else:
-                args.append(self.expr(recv))
+            args.append(self.place(recv) if fn.self_mode == "ref" else self.expr(recv))
             params = params[1:]
         for a, (_, pt) in zip(e.args, params):
             if pt != VOID:
                 args.append(self.expr(a))
         for a in e.args[len(params):]:
             args.append(self.c_vararg(a))
-        return self._result(self.b.call(self.mg.declare(fn), args), fn.ret)
+        return self.call(fn, args)
 
-    def _result(self, value: ir.Value, t: Type) -> ir.Value | None:
-        return None if t == VOID else value
+    def call(self, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
+        return self.call_with(self.mg.declare(fn), args, fn.ret)
+
+    def call_with(self, callee, args: list[ir.Value], ret: Type) -> ir.Value | None:
+        """Call with pycoro's convention: an aggregate result comes back in a temporary."""
+        if is_aggregate(ret):
+            result = self.alloca(ret, "result")
+            self.b.call(callee, [result] + args)
+            return result
+        value = self.b.call(callee, args)
+        return None if ret == VOID else value
 
     def c_vararg(self, a: ast.Expr) -> ir.Value:
         """C's default argument promotions."""
