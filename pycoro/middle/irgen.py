@@ -179,9 +179,10 @@ class ModuleGen:
         return self.module
 
     def _c_main(self, main: FnInstance) -> None:
-        # int main(int, char**) { return pc.main(); }   (0 when `main` returns nothing)
+        # int main(int, char**) { __pc_init(); s = pc.main(); __pc_flush(); return s; }
         fn = ir.Function(self.module, ir.FunctionType(I32, [I32, PTR]), "main")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
+        b.call(self.runtime("init"), [])
         status = b.call(self.declare(main), [])
         b.call(self.runtime("flush"), [])
         b.ret(status if main.ret != VOID else I32(0))
@@ -504,8 +505,12 @@ class FnGen:
             case ast.Index(base=base, index=idx):
                 bt = self.type_of(base)
                 if isinstance(bt, PtrT):
+                    pointer = self.expr(base)
                     i = self.index_value(idx)
-                    return gep(self.b, self.expr(base), [i], self.mg.llvm(bt.elem), inbounds=False)
+                    # No bounds to check on a raw pointer, but null is never valid.
+                    not_null = self.b.icmp_unsigned("!=", pointer, ir.Constant(PTR, None))
+                    self.check(not_null, lambda: self.panic(b"null pointer dereference", e.span), "null")
+                    return gep(self.b, pointer, [i], self.mg.llvm(bt.elem), inbounds=False)
                 arr = self.place(base)
                 i = self.bounds_checked(idx, bt.size, e.span)
                 return gep(self.b, arr, [I64(0), i], self.mg.llvm(bt))

@@ -26,6 +26,7 @@ RUNTIME: dict[str, ir.FunctionType] = {
     # index, length, file, line, column
     "panic_bounds": ir.FunctionType(_VOID, [I64, I64, PTR, I32, I32]),
     "flush": ir.FunctionType(_VOID, []),
+    "init": ir.FunctionType(_VOID, []),
 }
 
 NORETURN = {"panic", "panic_bounds"}
