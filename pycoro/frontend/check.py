@@ -218,10 +218,7 @@ class ProgramChecker:
                 self_mode = "ref" if p.mut_self else "value"
                 params.append(("self", PtrT(owner) if p.mut_self else owner))
             else:
-                t = self.resolve_type(p.type, subst)
-                if t == VOID:
-                    self.reporter.error(M.void_param(p.name), p.span)
-                params.append((p.name, t))
+                params.append((p.name, self.resolve_type(p.type, subst)))
         ret = self.resolve_type(decl.ret, subst) if decl.ret else VOID
         if decl.kind == "extern" and decl.generics:
             self.reporter.error(M.generic_extern(), span_of(decl))
@@ -406,7 +403,7 @@ class BodyChecker:
         self.binary_types(s.op, s.target, s.value, s.span, target_t)
 
     def stmt_ExprStmt(self, s: ast.ExprStmt) -> None:
-        self.check_expr(s.expr, None, allow_void=True)
+        self.check_expr(s.expr, None)
 
     def stmt_If(self, s: ast.If) -> None:
         self.condition(s.cond)
@@ -495,7 +492,7 @@ class BodyChecker:
             if ret not in (VOID, ERROR):
                 self.r.error(M.return_missing_value(ret), s.span)
         elif ret == VOID:
-            t = self.check_expr(s.value, None, allow_void=True)
+            t = self.check_expr(s.value, None)
             if t not in (VOID, ERROR):
                 self.r.error(M.return_value_in_void(self.inst.display), s.value.span)
         else:
@@ -587,13 +584,10 @@ class BodyChecker:
             self.r.error(M.mismatch(t, got), e.span)
         return t
 
-    def check_expr(self, e: ast.Expr, expected: Type | None, allow_void: bool = False) -> Type:
-        t = getattr(self, f"expr_{type(e).__name__}")(e, expected)
-        self._set(e, t)
-        if t == VOID and not allow_void:
-            self.r.error(M.void_value(), e.span)
-            return self._set(e, ERROR)
-        return t
+    def check_expr(self, e: ast.Expr, expected: Type | None) -> Type:
+        # `void` is a unit type (LANGUAGE.md §3): a variable or field of type
+        # void takes no space; operators and `print` refuse it like any other type.
+        return self._set(e, getattr(self, f"expr_{type(e).__name__}")(e, expected))
 
     def expr_IntLit(self, e: ast.IntLit, expected: Type | None, negate: bool = False) -> Type:
         value = -e.value if negate else e.value
@@ -925,7 +919,7 @@ class BodyChecker:
 
     def _args_unchecked(self, e: ast.Call) -> None:
         for a in e.args:
-            self.check_expr(a, None, allow_void=True)
+            self.check_expr(a, None)
 
     def indirect_call(self, e: ast.Call, t: Type) -> Type:
         if t is ERROR:

@@ -26,7 +26,6 @@ def cannot_read(path: str, why: str) -> str: return f"cannot read {q(path)}: {wh
 def no_main() -> str: return "program has no `main` function"
 def bad_main() -> str: return "`main` must be declared `fn main()` or `fn main() -> i32`"
 def builtin_redefined(name: str) -> str: return f"{q(name)} is a built-in function of the prelude and cannot be redefined"
-def void_param(name: str) -> str: return f"parameter {q(name)} cannot have type `void`"
 def self_outside_impl() -> str: return "`self` parameter is only allowed in methods (inside `impl` or `promise`)"
 def self_not_first() -> str: return "`self` must be the first parameter"
 def generic_extern() -> str: return "an `extern fn` cannot be generic"
@@ -63,7 +62,6 @@ def not_a_value(name: str) -> str: return f"{q(name)} is not a value"
 def generic_fn_value(name: str) -> str: return f"cannot take the address of generic function {q(name)}"
 def not_printable(t: object) -> str: return f"cannot print a value of type {q(t)}"
 def extern_arg(t: object) -> str: return f"cannot pass a value of type {q(t)} to a C function"
-def void_value() -> str: return "this expression has no value (`void`)"
 def cannot_infer_let(name: str) -> str: return f"cannot infer the type of {q(name)}"
 
 # places and mutability

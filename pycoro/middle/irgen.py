@@ -714,7 +714,7 @@ class FnGen:
         if isinstance(target, IndirectCall):
             fnt: FnT = self.type_of(e.callee)
             callee = self.expr(e.callee)
-            args = [self.expr(a) for a, p in zip(e.args, fnt.params) if p != VOID]
+            args = self.arguments(e.args, list(fnt.params))
             fnty = self.mg.signature(list(fnt.params), fnt.ret)
             return self.call_with(TypedCallee(callee, fnty), args, fnt.ret)
         fn = target.fn
@@ -724,12 +724,19 @@ class FnGen:
             recv = target.receiver
             args.append(self.place(recv) if fn.self_mode == "ref" else self.expr(recv))
             params = params[1:]
-        for a, (_, pt) in zip(e.args, params):
-            if pt != VOID:
-                args.append(self.expr(a))
+        args += self.arguments(e.args, [t for _, t in params])
         for a in e.args[len(params):]:
             args.append(self.c_vararg(a))
         return self.call(fn, args)
+
+    def arguments(self, exprs, types: list[Type]) -> list[ir.Value]:
+        """Evaluate every argument in order; a `void` one is evaluated but takes no slot."""
+        values = []
+        for a, t in zip(exprs, types):
+            v = self.expr(a)
+            if t != VOID:
+                values.append(v)
+        return values
 
     def call(self, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
         return self.call_with(self.mg.declare(fn), args, fn.ret)
