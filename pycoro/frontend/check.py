@@ -729,7 +729,9 @@ class BodyChecker:
 
     def expr_Cast(self, e: ast.Cast, expected: Type | None) -> Type:
         target = self.p.resolve_type(e.type, self.subst)
-        src = self.check_expr(e.expr, target if target.is_numeric and _is_literalish(e.expr) else None)
+        # A cast converts, it does not ask for a type: a literal operand keeps its
+        # own type, so `300 as u8` is 44 (i64 300, truncated).
+        src = self.check_expr(e.expr, None)
         if target is ERROR or src is ERROR:
             return ERROR
         ok = (
