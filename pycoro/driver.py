@@ -100,7 +100,9 @@ class Compilation:
 
     def build(self, emit: str, output: str) -> None:
         if emit == "llvm":
-            Path(output).write_text(self.lower())
+            text = self.lower()
+            _verify(_parse_ir(text, self.display))  # never write IR LLVM would reject
+            Path(output).write_text(text)
             return
         module, machine = self.lowered()
         writers = {

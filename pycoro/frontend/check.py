@@ -301,10 +301,6 @@ def _is_literalish(e: ast.Expr) -> bool:
     return False
 
 
-class _Scope(dict):
-    pass
-
-
 class BodyChecker:
     """Checks one function instance's body (or a global's initializer)."""
 
@@ -313,7 +309,7 @@ class BodyChecker:
         self.r = program.reporter
         self.inst = inst
         self.subst = subst
-        self.scopes: list[_Scope] = [_Scope()]
+        self.scopes: list[dict[str, LocalVar]] = [{}]
         self.loops = 0
         self.defers = 0
         self.inst_types: dict = {} if inst is None else inst.types
@@ -361,7 +357,7 @@ class BodyChecker:
 
     def check_block(self, block: ast.Block, new_scope: bool = True) -> None:
         if new_scope:
-            self.scopes.append(_Scope())
+            self.scopes.append({})
         for stmt in block.stmts:
             self.check_stmt(stmt)
         if new_scope:
@@ -423,7 +419,7 @@ class BodyChecker:
     def loop_body(self, body: ast.Block, before=None) -> None:
         self.loops += 1
         saved, self.defers = self.defers, 0
-        self.scopes.append(_Scope())
+        self.scopes.append({})
         if before:
             before()
         self.check_block(body, new_scope=False)
@@ -447,7 +443,8 @@ class BodyChecker:
             return
         next_fn = self.p.instantiate_method(nxt)
         value_fn = self.p.instantiate_method(val)
-        if next_fn.ret != BOOL or len(next_fn.params) != 1 or len(value_fn.params) != 1:
+        if (next_fn.ret != BOOL or len(next_fn.params) != 1 or len(value_fn.params) != 1
+                or next_fn.self_mode is None or value_fn.self_mode is None):
             self.r.error(M.not_iterable(it), s.iter.span)
         holder = LocalVar(f"{s.var}.iter", it, True)
 
