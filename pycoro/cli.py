@@ -13,6 +13,7 @@ from typing import Optional
 import typer
 
 from .diagnostics import CompileError, print_diagnostics
+from .driver import LeakError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="pycoro: compile and run PyCoro programs.")
@@ -71,6 +72,9 @@ def _guard(action) -> None:
         raise typer.Exit(EXIT_USER_ERROR)
     except (typer.Exit, SystemExit, KeyboardInterrupt):
         raise
+    except LeakError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise typer.Exit(EXIT_USER_ERROR)
     except RecursionError:
         print("error: program is nested too deeply for pycoro", file=sys.stderr)
         raise typer.Exit(EXIT_USER_ERROR)
@@ -96,7 +100,7 @@ def run(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptL
     # Compiled code never returns to Python's signal check: let Ctrl-C end the
     # program the way it ends a native one.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    _guard(lambda: _compilation(file, opt).run() & 0xFF)
+    _guard(lambda: _compilation(file, opt).run(check_leaks) & 0xFF)
 
 
 @app.command()

@@ -24,6 +24,15 @@ from .frontend.resolve import load, stdlib_dir
 from .middle import intrinsics
 from .middle.irgen import ModuleGen
 from .middle.passes import run_pipeline
+from .middle.runtime import LIVE_FRAMES
+
+
+class LeakError(Exception):
+    """`--check-leaks` found coroutine frames still allocated when `main` returned."""
+
+    def __init__(self, live: int):
+        super().__init__(f"{live} coroutine frame{'s' * (live != 1)} leaked: allocated and never freed")
+        self.live = live
 
 
 class InternalError(Exception):
@@ -77,7 +86,7 @@ class Compilation:
         # Only the C entry point is seen from outside: the pipeline may then drop
         # the runtime functions a program does not use, and inline the rest.
         for fn in module.functions:
-            if not fn.is_declaration and fn.name != "main":
+            if not fn.is_declaration and fn.name not in ("main", LIVE_FRAMES):
                 fn.linkage = "internal"
         return module
 
@@ -94,9 +103,12 @@ class Compilation:
         module.data_layout = str(machine.target_data)
         return self.optimise(module, machine), machine
 
-    def run(self) -> int:
+    def run(self, check_leaks: bool = False) -> int:
         module, machine = self.lowered(jit_mode=True)
-        return jit.run_main(module, machine)
+        status, live = jit.run_main(module, machine, LIVE_FRAMES)
+        if check_leaks and live:
+            raise LeakError(live)
+        return status
 
     def build(self, emit: str, output: str) -> None:
         if emit == "llvm":

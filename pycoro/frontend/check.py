@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from . import ast
 from . import messages as M
 from .layout import MAX_TYPE_BYTES, is_aggregate, size_align
-from .program import (BuiltinCall, CheckedProgram, DirectCall, FnInstance, GlobalVar,
-                      IndirectCall, IterProtocol, LocalVar)
+from .program import (BuiltinCall, CheckedProgram, CoroutineInfo, DirectCall, FnInstance,
+                      GlobalVar, HandleCall, IndirectCall, IterProtocol, LocalVar)
 from .resolve import BUILTIN_FUNCTIONS, Namespace, span_of
 from .types import (BOOL, ERROR, F64, HANDLE, I32, I64, NULL, STR, U64, VOID, ArrayT, FloatT,
                     FnT, IntT, PRIMITIVES, PromiseT, PtrT, StructT, Type, TypeVar, has_vars,
@@ -54,6 +54,15 @@ class ProgramChecker:
         self._fields: dict[StructT, list[tuple[str, Type]]] = {}
         self._laying_out: set[StructT] = set()
         self._impl_targets: dict[ast.ImplDecl, Type] = {}
+        # Each promise's `var`s form a struct (the promise state, in the frame);
+        # its hooks are methods of that struct.
+        self._states: dict[ast.PromiseDecl, ast.StructDecl] = {}
+        for decl in self.ns.decls.values():
+            if isinstance(decl, ast.PromiseDecl):
+                self._check_promise_decl(decl)
+                self._states[decl] = ast.StructDecl(
+                    decl.span, f"{decl.name}.promise", decl.generics,
+                    tuple(ast.FieldDecl(v.span, v.name, v.type) for v in decl.fields), decl.name_span)
 
     # ------------------------------------------------------------------ driver
 
@@ -125,6 +134,9 @@ class ProgramChecker:
                 t = self.resolve_type(elem, subst)
                 if t is ERROR:
                     return ERROR
+                if isinstance(t, PromiseT):
+                    self.reporter.error(M.owning_in_aggregate(t), texpr.span)
+                    return ERROR
                 return self._sized(ArrayT(t, size), texpr.span)
             case ast.FnType(params=params, ret=ret):
                 ps = tuple(self.resolve_type(p, subst) for p in params)
@@ -152,6 +164,8 @@ class ProgramChecker:
         fields = [(f.name, self.resolve_type(f.type, subst)) for f in t.decl.fields]
         seen: set[str] = set()
         for f, (name, ft) in zip(t.decl.fields, fields):
+            if isinstance(ft, PromiseT) and not t.decl.name.endswith(".promise"):
+                self.reporter.error(M.owning_in_aggregate(ft), f.span)
             if name in seen:
                 self.reporter.error(M.duplicate_field(name), f.span)
             seen.add(name)
@@ -182,6 +196,9 @@ class ProgramChecker:
             t = ERROR
         if decl.init is not None and not _is_constant(decl.init):
             self.reporter.error(M.global_not_const(), decl.init.span)
+        if isinstance(t, PromiseT):
+            self.reporter.error(M.owning_in_aggregate(t), span_of(decl))
+            t = ERROR
         self.globals[decl.name] = GlobalVar(decl, t, f"pc.{decl.name}")
 
     # ------------------------------------------------------------------ functions
@@ -233,6 +250,8 @@ class ProgramChecker:
                 self.reporter.error(M.extern_arg(ret), decl.ret.span)
         inst = FnInstance(decl, display, symbol, params, ret, self_mode)
         self.instances[key] = inst
+        if decl.body is not None and _is_coroutine(decl):
+            inst.coro = self.coroutine_info(decl, ret)
         if decl.body is not None:
             self.queue.append((inst, subst))
         return inst
@@ -247,6 +266,41 @@ class ProgramChecker:
             subst = {g: TypeVar(g) for g in impl.generics}
             self._impl_targets[impl] = self.resolve_type(impl.target, subst)
         return self._impl_targets[impl]
+
+    # ------------------------------------------------------------------ promises
+
+    def _check_promise_decl(self, decl: ast.PromiseDecl) -> None:
+        abi = decl.abi.name if decl.abi else "switch"
+        if abi in ("retcon", "retcon_once"):
+            self.reporter.error(M.not_supported_yet(f"`abi {abi}`"), decl.abi.span)
+        elif abi != "switch":
+            self.reporter.error(M.unknown_abi(abi), decl.abi.span)
+        for s in decl.suspends:
+            if s.point == "final" and s.mode == "run":
+                self.reporter.error(M.not_supported_yet("`final run;`"), s.span)
+
+    def promise_state(self, t: PromiseT) -> StructT:
+        return StructT(self._states[t.decl], t.args)
+
+    def promise_hook(self, t: PromiseT, name: str) -> FnInstance | None:
+        for method in t.decl.methods:
+            if method.name == name:
+                subst = dict(zip(t.decl.generics, t.args))
+                return self.instantiate_method(_Method(method, subst, self.promise_state(t)))
+        return None
+
+    def coroutine_info(self, decl: ast.FnDecl, ret: Type) -> CoroutineInfo | None:
+        if not isinstance(ret, PromiseT):
+            if ret is not ERROR:
+                self.reporter.error(M.coroutine_return_type(decl.name, ret),
+                                    decl.ret.span if decl.ret else span_of(decl))
+            return None
+        modes = {s.point: s.mode for s in ret.decl.suspends}
+        return CoroutineInfo(
+            abi="switch", promise=ret, state=self.promise_state(ret),
+            initial_suspend=modes.get("initial", "suspend") == "suspend",
+            final_suspend=modes.get("final", "suspend") == "suspend",
+            return_void=self.promise_hook(ret, "return_void"))
 
     def find_method(self, recv: Type, name: str) -> _Method | None:
         for impl in self.ns.impls:
@@ -271,6 +325,24 @@ class ProgramChecker:
 # Type arguments bigger than this (written out) mean a generic instantiates
 # itself with ever larger types; no real program comes close.
 MAX_TYPE_SIZE = 200
+
+
+_COROUTINE_NODES = (ast.Yield, ast.YieldFrom, ast.CoReturn)
+
+
+@functools.cache
+def _is_coroutine(decl: ast.FnDecl) -> bool:
+    """A function whose body has `yield`, `yield from` or `co_return` (LANGUAGE.md §5;
+    `await` joins them with awaiters)."""
+    def walk(node) -> bool:
+        if isinstance(node, _COROUTINE_NODES):
+            return True
+        if isinstance(node, tuple):
+            return any(map(walk, node))
+        if isinstance(node, ast.Node):
+            return any(walk(getattr(node, f)) for f in node.__dataclass_fields__ if f != "span")
+        return False
+    return decl.kind == "fn" and walk(decl.body)
 
 
 def _is_constant(e: ast.Expr) -> bool:
@@ -312,6 +384,9 @@ class BodyChecker:
         self.scopes: list[dict[str, LocalVar]] = [{}]
         self.loops = 0
         self.defers = 0
+        self.loop_nesting = 0
+        # Owning handles moved out of their variable so far, on some path: id(var) → (var, where)
+        self.moved: dict[int, tuple[LocalVar, Span]] = {}
         self.inst_types: dict = {} if inst is None else inst.types
 
     # ---- side tables
@@ -328,8 +403,10 @@ class BodyChecker:
             self.inst.calls[e] = target
 
     # ---- scopes
-    def declare(self, node: ast.Node, name: str, t: Type, mutable: bool, is_param: bool = False) -> LocalVar:
-        var = LocalVar(name, t, mutable, is_param)
+    def declare(self, node: ast.Node, name: str, t: Type, mutable: bool, is_param: bool = False,
+                owned: bool = True) -> LocalVar:
+        var = LocalVar(name, t, mutable, is_param, self.loop_nesting,
+                       owned=owned and isinstance(t, PromiseT))
         self.scopes[-1][name] = var
         if self.inst is not None:
             self.inst.locals[node] = var
@@ -350,10 +427,14 @@ class BodyChecker:
         inst = self.inst
         for param, (name, t) in zip((p for p in inst.decl.params), inst.params):
             mutable = param.is_self and param.mut_self
-            self.declare(param, name, t.elem if param.is_self and param.mut_self else t, mutable, True)
+            # `self` is borrowed from the caller; any other handle parameter is owned.
+            self.declare(param, name, t.elem if param.is_self and param.mut_self else t, mutable, True,
+                         owned=not param.is_self)
         self.check_block(inst.decl.body, new_scope=False)
-        if inst.ret not in (VOID, ERROR) and not _always_returns(inst.decl.body):
-            self.r.error(M.missing_return(inst.display, inst.ret), span_of(inst.decl))
+        if inst.ret not in (VOID, ERROR) and not _is_coroutine(inst.decl) \
+                and not _always_returns(inst.decl.body):
+            hint = M.make_it_a_coroutine() if isinstance(inst.ret, PromiseT) else None
+            self.r.error(M.missing_return(inst.display, inst.ret), span_of(inst.decl), hint=hint)
 
     def check_block(self, block: ast.Block, new_scope: bool = True) -> None:
         if new_scope:
@@ -380,6 +461,7 @@ class BodyChecker:
                 self.r.error(M.let_needs_init(s.name), s.span)
         elif s.init is not None:
             t = self.check_expr(s.init, None)
+            self.consume(s.init, t)
             if t == NULL:
                 self.r.error(M.cannot_infer_null(), s.init.span, hint=f"write `let {s.name}: ptr<T> = null;`")
                 t = ERROR
@@ -389,6 +471,10 @@ class BodyChecker:
         self.declare(s, s.name, t, s.mutable)
 
     def stmt_Assign(self, s: ast.Assign) -> None:
+        if s.op == "=" and isinstance(s.target, ast.Name):
+            var = self.lookup(s.target.name)
+            if var is not None and var.owned:
+                self.moved.pop(id(var), None)  # assigning gives the variable a handle again
         target_t = self.check_place(s.target, write=True)
         if s.op == "=":
             if target_t is not ERROR:
@@ -403,11 +489,14 @@ class BodyChecker:
 
     def stmt_If(self, s: ast.If) -> None:
         self.condition(s.cond)
+        before = dict(self.moved)
         self.check_block(s.then)
+        after_then, self.moved = self.moved, before
         if isinstance(s.else_, ast.If):
             self.stmt_If(s.else_)
         elif s.else_ is not None:
             self.check_block(s.else_)
+        self.moved = {**after_then, **self.moved}  # moved on either path: maybe moved
 
     def stmt_While(self, s: ast.While) -> None:
         self.condition(s.cond)
@@ -418,6 +507,7 @@ class BodyChecker:
 
     def loop_body(self, body: ast.Block, before=None) -> None:
         self.loops += 1
+        self.loop_nesting += 1
         saved, self.defers = self.defers, 0
         self.scopes.append({})
         if before:
@@ -425,6 +515,7 @@ class BodyChecker:
         self.check_block(body, new_scope=False)
         self.scopes.pop()
         self.loops -= 1
+        self.loop_nesting -= 1
         self.defers = saved
 
     def stmt_For(self, s: ast.For) -> None:
@@ -484,6 +575,11 @@ class BodyChecker:
     def stmt_Return(self, s: ast.Return) -> None:
         if self.defers:
             self.r.error(M.jump_out_of_defer("return"), s.span)
+        if _is_coroutine(self.inst.decl):
+            self.r.error(M.return_in_coroutine(), s.span, hint="use `co_return` in a coroutine")
+            if s.value is not None:
+                self.check_expr(s.value, None)
+            return
         ret = self.inst.ret
         if s.value is None:
             if ret not in (VOID, ERROR):
@@ -496,7 +592,38 @@ class BodyChecker:
             self.expect(s.value, ret)
 
     def stmt_CoReturn(self, s: ast.CoReturn) -> None:
-        self.r.error(M.co_return_outside(), s.span, hint="use `return` in a function that is not a coroutine")
+        if self.defers:
+            self.r.error(M.jump_out_of_defer("co_return"), s.span)
+        if self.inst is None or not _is_coroutine(self.inst.decl):
+            self.r.error(M.co_return_outside(), s.span, hint="use `return` in a function that is not a coroutine")
+            return
+        hook_name = "return_value" if s.value is not None else "return_void"
+        what = "`co_return` with a value" if s.value is not None else "`co_return;`"
+        self.call_hook(s, hook_name, what, s.value)
+
+    def call_hook(self, node: ast.Node, hook_name: str, what: str, value: ast.Expr | None) -> Type:
+        """Check a promise hook call that `yield` / `co_return` make; record it."""
+        coro = self.inst.coro
+        if coro is None:  # the coroutine's return type was already reported
+            if value is not None:
+                self.check_expr(value, None)
+            return ERROR
+        hook = self.p.promise_hook(coro.promise, hook_name)
+        if hook is None:
+            self.r.error(M.missing_hook(coro.promise.decl.name, hook_name, what), node.span)
+            if value is not None:
+                self.check_expr(value, None)
+            return ERROR
+        self.inst.hooks[node] = hook
+        params = [t for _, t in hook.params[1:]]
+        if value is not None:
+            if len(params) == 1:
+                self.expect(value, params[0])
+            else:
+                self.r.error(M.arity(hook_name, len(params), 1), node.span)
+        if hook.ret != VOID:
+            self.r.error(M.hook_result(hook_name), node.span)
+        return VOID
 
     def stmt_Defer(self, s: ast.Defer) -> None:
         if isinstance(s.stmt, (ast.Let, ast.Defer)):
@@ -562,6 +689,8 @@ class BodyChecker:
                 if isinstance(self.inst_types.get(inner), PtrT):
                     return True
                 return self._place_root_ok(inner, write)
+            case ast.Call() if self.inst is not None and isinstance(self.inst.calls.get(base), HandleCall):
+                return True  # `h.promise()` is the promise itself, by reference
         if not write:
             # Reading a field of a temporary is fine; taking its address is not.
             return True
@@ -570,8 +699,25 @@ class BodyChecker:
 
     # ------------------------------------------------------------------ expressions
 
+    def consume(self, e: ast.Expr, t: Type) -> None:
+        """`e` moves into its context (a variable, an argument, a return): an owning
+        handle leaves the variable that held it."""
+        if not isinstance(t, PromiseT) or self.inst is None:
+            return
+        self.inst.consumed.add(id(e))
+        if isinstance(e, ast.Name):
+            var = self.lookup(e.name)
+            if var is None or not var.owned:
+                return
+            if var.loop_depth < self.loop_nesting:
+                self.r.error(M.move_in_loop(e.name), e.span)
+            self.moved[id(var)] = (var, e.span)
+        elif isinstance(e, (ast.Field, ast.Index)):
+            self.r.error(M.move_out_of_place(), e.span)
+
     def expect(self, e: ast.Expr, t: Type) -> Type:
         got = self.check_expr(e, t)
+        self.consume(e, got)
         if got is ERROR or t is ERROR:
             return t
         if got == NULL and isinstance(t, PtrT):
@@ -622,6 +768,10 @@ class BodyChecker:
         var = self.lookup(e.name)
         if var is not None:
             self._ref(e, var)
+            if id(var) in self.moved:
+                self.r.error(M.use_after_move(e.name), e.span,
+                             notes=[(M.moved_here(), self.moved[id(var)][1])])
+                return ERROR
             return var.type
         g = self.p.globals.get(e.name)
         if g is not None:
@@ -868,8 +1018,13 @@ class BodyChecker:
                      hint="coroutines arrive with the switched-resume milestone")
         return ERROR
 
-    def expr_Yield(self, e, expected):
-        return self._coroutine_only(e, "`yield`")
+    def expr_Yield(self, e: ast.Yield, expected: Type | None) -> Type:
+        if self.defers:
+            self.r.error(M.jump_out_of_defer("yield"), e.span)
+        if e.value is None:
+            self.r.error(M.arity("yield_value", 1, 0), e.span)
+            return ERROR
+        return self.call_hook(e, "yield_value", "`yield`", e.value)
 
     def expr_YieldFrom(self, e, expected):
         return self._coroutine_only(e, "`yield from`")
@@ -1005,6 +1160,9 @@ class BodyChecker:
         if recv is ERROR:
             self._args_unchecked(e)
             return ERROR
+        ops = _HANDLE_OPS.get("promise" if isinstance(recv, PromiseT) else "handle" if recv == HANDLE else "")
+        if ops and callee.name in ops:
+            return self.handle_call(e, callee, recv, ops[callee.name])
         if isinstance(recv, StructT):
             for name, t in self.p.struct_fields(recv):
                 if name == callee.name:
@@ -1033,6 +1191,17 @@ class BodyChecker:
         self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args)
         self._call(e, DirectCall(inst, callee.base))
         return inst.ret
+
+    def handle_call(self, e: ast.Call, callee: ast.Field, recv: Type, result: Type | None) -> Type:
+        if e.args:
+            self.r.error(M.arity(callee.name, 0, len(e.args)), e.span)
+            self._args_unchecked(e)
+        align = 8
+        if result is None:  # promise(): the promise state, by reference
+            result = self.p.promise_state(recv)
+            align = size_align(result, self.p.struct_fields)[1]
+        self._call(e, HandleCall(callee.name, callee.base, max(align, 1)))
+        return result
 
     def _method_hint(self, recv: Type, name: str) -> str | None:
         import difflib
@@ -1077,6 +1246,14 @@ class BodyChecker:
             return VOID
         self.expect(e.args[0], STR)
         return VOID
+
+
+# Operations every coroutine handle has (LANGUAGE.md §5.1): name → result type
+# (None: the promise state, by reference).
+_HANDLE_OPS: dict[str, dict[str, Type | None]] = {
+    "promise": {"resume": VOID, "done": BOOL, "handle": HANDLE, "promise": None},
+    "handle": {"resume": VOID, "done": BOOL, "destroy": VOID},
+}
 
 
 def _op_class(op: str) -> str:

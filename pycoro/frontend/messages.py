@@ -88,3 +88,22 @@ def cond_not_bool(t: object) -> str: return f"condition must be `bool`, found {q
 def range_bound(t: object) -> str: return f"range bounds must be integers, found {q(t)}"
 def not_iterable(t: object) -> str:
     return f"type {q(t)} is not iterable: it needs `next(mut self) -> bool` and `value(self) -> T`"
+
+# coroutines
+def return_in_coroutine() -> str: return "`return` in a coroutine"
+def coroutine_return_type(name: str, t: object) -> str:
+    return f"coroutine {q(name)} must return a promise handle type such as `Generator<T>`, not {q(t)}"
+def missing_hook(promise: str, hook: str, what: str) -> str:
+    return f"promise {q(promise)} has no `{hook}`, which {what} needs"
+def outside_coroutine(what: str) -> str: return f"{what} outside a coroutine"
+def unknown_abi(name: str) -> str: return f"unknown coroutine ABI {q(name)}: expected `switch`, `retcon(N)` or `retcon_once(N)`"
+def use_after_move(name: str) -> str: return f"use of moved value {q(name)}"
+def moved_here() -> str: return "moved here"
+def move_in_loop(name: str) -> str:
+    return f"cannot move {q(name)} out of a variable declared outside this loop: it would be moved again in the next iteration"
+def owning_in_aggregate(t: object) -> str:
+    return f"a coroutine handle ({q(t)}) cannot be stored in a struct, array or global yet"
+def move_out_of_place() -> str: return "cannot move a coroutine handle out of a field, element or pointer"
+def hook_result(hook: str) -> str: return f"`{hook}` returning a value is not supported yet"
+def make_it_a_coroutine() -> str:
+    return "a function is a coroutine only if its body has `yield` or `co_return`: end it with `co_return;`"

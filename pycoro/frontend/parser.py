@@ -62,8 +62,12 @@ class _StructLiteralGate:
     def _literals(self, stream):
         # One entry per open bracket: True while `Name {` may not be a literal.
         modes = [False]
+        after_dot = False
         for tok in stream:
-            if tok.type in _NAME_LIKE | {"NAME"} and tok.value in self.keyword_types:
+            # After `.` a keyword is a field or method name (`h.promise()`, LANGUAGE.md §5.1).
+            if after_dot and tok.type in _NAME_LIKE:
+                tok = Token.new_borrow_pos("NAME", tok.value, tok)
+            elif tok.type in _NAME_LIKE | {"NAME"} and tok.value in self.keyword_types and not after_dot:
                 tok = Token.new_borrow_pos(self.keyword_types[tok.value], tok.value, tok)
             elif tok.type == "STRUCT_NAME" and modes[-1]:
                 tok = Token.new_borrow_pos("NAME", tok.value, tok)
@@ -80,6 +84,7 @@ class _StructLiteralGate:
                     modes.append(False)
             elif tok.value == "}" and tok.type != "STRING" and len(modes) > 1:
                 modes.pop()
+            after_dot = tok.value == "." and tok.type != "STRING"
             yield tok
 
 

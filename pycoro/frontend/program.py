@@ -20,6 +20,19 @@ class LocalVar:
     type: Type
     mutable: bool
     is_param: bool = False
+    loop_depth: int = 0      # loops around its declaration (a move out of a loop is an error)
+    owned: bool = False      # holds an owning coroutine handle it must destroy
+
+
+@dataclass(eq=False)
+class CoroutineInfo:
+    """What the middle needs to place a coroutine (clang's Sema pre-builds the same)."""
+    abi: str                       # "switch" (retcon and async come later)
+    promise: Type                  # the owning handle type `P<…>`
+    state: Type                    # the promise state struct (its `var`s), lives in the frame
+    initial_suspend: bool
+    final_suspend: bool
+    return_void: "FnInstance | None"   # called when the body falls off its end
 
 
 @dataclass(eq=False)
@@ -46,6 +59,9 @@ class FnInstance:
     calls: dict[ast.Call, "CallTarget"] = field(default_factory=dict)
     locals: dict[ast.Node, LocalVar] = field(default_factory=dict)  # Let/For/Param → LocalVar
     iters: dict[ast.For, "IterProtocol"] = field(default_factory=dict)
+    coro: CoroutineInfo | None = None
+    hooks: dict[ast.Node, "FnInstance"] = field(default_factory=dict)   # yield/co_return → promise hook
+    consumed: set[int] = field(default_factory=set)   # ids of owning expressions moved into their context
 
     @property
     def is_extern(self) -> bool:
@@ -70,7 +86,15 @@ class BuiltinCall:
     name: str            # "print" | "assert" | "panic"
 
 
-CallTarget = DirectCall | IndirectCall | BuiltinCall
+@dataclass(frozen=True)
+class HandleCall:
+    """`h.resume()`, `h.done()`, `h.handle()`, `h.promise()` on a coroutine handle, `Handle.destroy()`."""
+    name: str
+    receiver: ast.Expr
+    promise_align: int = 8   # alignment of the promise state, for llvm.coro.promise
+
+
+CallTarget = DirectCall | IndirectCall | BuiltinCall | HandleCall
 
 
 @dataclass(frozen=True)

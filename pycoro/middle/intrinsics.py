@@ -12,7 +12,7 @@ import re
 
 from llvmlite import ir
 
-from .llvmcompat import I1, I32, I64
+from .llvmcompat import I1, I8, I32, I64, TOKEN
 
 _F32, _F64 = ir.FloatType(), ir.DoubleType()
 _INT = {f"i{b}": ir.IntType(b) for b in (8, 16, 32, 64)}
@@ -28,6 +28,22 @@ def _signatures() -> dict[str, ir.FunctionType]:
         # dest, byte, bytes, volatile (immarg)
         "llvm.memset.p0.i64": ir.FunctionType(void, [ptr, ir.IntType(8), I64, I1]),
     }
+    # Switched-resume coroutines, as LLVM 22 declares them (llvm.coro.end is void).
+    sigs.update({
+        "llvm.coro.id": ir.FunctionType(TOKEN, [I32, ptr, ptr, ptr]),
+        "llvm.coro.alloc": ir.FunctionType(I1, [TOKEN]),
+        "llvm.coro.size.i64": ir.FunctionType(I64, []),
+        "llvm.coro.align.i64": ir.FunctionType(I64, []),
+        "llvm.coro.begin": ir.FunctionType(ptr, [TOKEN, ptr]),
+        "llvm.coro.save": ir.FunctionType(TOKEN, [ptr]),
+        "llvm.coro.suspend": ir.FunctionType(I8, [TOKEN, I1]),
+        "llvm.coro.free": ir.FunctionType(ptr, [TOKEN, ptr]),
+        "llvm.coro.end": ir.FunctionType(void, [ptr, I1, TOKEN]),
+        "llvm.coro.resume": ir.FunctionType(void, [ptr]),
+        "llvm.coro.destroy": ir.FunctionType(void, [ptr]),
+        "llvm.coro.done": ir.FunctionType(I1, [ptr]),
+        "llvm.coro.promise": ir.FunctionType(ptr, [ptr, I32, I1]),
+    })
     for iname, ity in _INT.items():
         for fname, fty in _FLOAT.items():
             # Rust's `as`: saturating, NaN → 0
@@ -48,7 +64,9 @@ def _signatures() -> dict[str, ir.FunctionType]:
 SIGNATURES = _signatures()
 
 # Operands that must be constants (`immarg`): intrinsic name prefix → positions.
-IMMEDIATE_OPERANDS = {"llvm.abs.": (1,), "llvm.memcpy.": (3,), "llvm.memset.": (3,)}
+IMMEDIATE_OPERANDS = {"llvm.abs.": (1,), "llvm.memcpy.": (3,), "llvm.memset.": (3,),
+                      "llvm.coro.id": (0,), "llvm.coro.suspend": (1,), "llvm.coro.end": (1,),
+                      "llvm.coro.promise": (1, 2)}
 
 
 def immediate_operands(name: str) -> tuple[int, ...]:

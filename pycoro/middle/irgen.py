@@ -16,11 +16,12 @@ from llvmlite import ir
 
 from ..frontend import ast
 from ..frontend.program import (BuiltinCall, CheckedProgram, DirectCall, FnInstance, GlobalVar,
-                                IndirectCall, LocalVar)
+                                HandleCall, IndirectCall, LocalVar)
 from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
                               PromiseT, PtrT, Simple, StructT, Type)
 from ..frontend.layout import is_aggregate, size_align
 from . import intrinsics
+from .coro.base import emitter_for, handle_ops
 from .llvmcompat import EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep, global_string
 from .runtime import NORETURN, RUNTIME, symbol as rt_symbol
 
@@ -216,9 +217,14 @@ class FnGen:
         self.allocas = ir.IRBuilder(self.entry)
         self.b = ir.IRBuilder(self.fn.append_basic_block("start"))
         self.slots: dict[int, ir.Value] = {}
-        self.scopes: list[list[ast.Stmt]] = []
+        # Per scope, what leaving it must do, in order of registration (run in
+        # reverse): ("defer", stmt), ("drop", slot) for an owning handle variable,
+        # ("temp", slot) for an owning temporary of the current statement.
+        self.scopes: list[list[tuple[str, object]]] = []
         self.loops: list[_Loop] = []
         self.types = inst.types
+        self.coro = None
+        self.current_span = inst.decl.span
 
     # ---- helpers
     def type_of(self, e: ast.Expr) -> Type:
@@ -301,12 +307,24 @@ class FnGen:
                 self.slots[id(var)] = arg
             else:
                 self.b.store(arg, self.slot(var))
+        self.scopes.append([("drop", self.slot(v)) for v in
+                            (self.inst.locals[p] for p in self.inst.decl.params) if v.owned])
+        if self.inst.coro is not None:
+            self.coro = emitter_for(self, self.inst.coro)
+            self.coro.begin()
         self.emit_block(self.inst.decl.body)
         if not self.b.block.is_terminated:
-            if self.inst.ret == VOID:
+            self.run_cleanups(self.scopes[-1])
+            if self.coro is not None:
+                if self.inst.coro.return_void is not None:
+                    self.call(self.inst.coro.return_void, [self.coro.promise()])
+            elif self.inst.ret == VOID:
                 self.b.ret_void()
             else:
                 self.b.unreachable()
+        if self.coro is not None:
+            self.coro.end()
+        self.scopes.pop()
         self.allocas.branch(self.fn.blocks[1])
 
     # ---- statements
@@ -316,21 +334,43 @@ class FnGen:
             self.ensure_open()
             self.emit_stmt(s)
         if not self.b.block.is_terminated:
-            self.run_defers(self.scopes[-1])
+            self.run_cleanups(self.scopes[-1])
         self.scopes.pop()
 
-    def run_defers(self, deferred: list[ast.Stmt]) -> None:
-        for s in reversed(deferred):
+    def run_cleanups(self, items: list[tuple[str, object]]) -> None:
+        for kind, what in reversed(items):
             self.ensure_open()
-            self.emit_stmt(s)
+            if kind == "defer":
+                self.emit_stmt(what)
+            else:
+                self.drop(what)
 
     def unwind_to(self, depth: int) -> None:
-        """Run the defers of every scope deeper than `depth`, innermost first."""
+        """Run the cleanups of every scope deeper than `depth`, innermost first."""
         for scope in reversed(self.scopes[depth:]):
-            self.run_defers(scope)
+            self.run_cleanups(scope)
+
+    def drop(self, slot: ir.Value) -> None:
+        """Destroy the coroutine an owning slot holds, unless it was moved out (null)."""
+        handle = self.b.load(slot, typ=PTR)
+        live, done = self.block("drop"), self.block("drop.done")
+        self.b.cbranch(self.b.icmp_unsigned("!=", handle, ir.Constant(PTR, None)), live, done)
+        self.b.position_at_end(live)
+        handle_ops("switch")(self, "destroy", handle, 8)
+        self.b.store(ir.Constant(PTR, None), slot)
+        self.b.branch(done)
+        self.b.position_at_end(done)
 
     def emit_stmt(self, s: ast.Stmt) -> None:
+        scope = self.scopes[-1]
+        mark = len(scope)
+        self.current_span = s.span
         getattr(self, f"stmt_{type(s).__name__}")(s)
+        # The statement's owning temporaries die at its end (`for v in range(0, 3)`).
+        temps = [item for item in scope[mark:] if item[0] == "temp"]
+        if temps and not self.b.block.is_terminated:
+            self.run_cleanups(temps)
+        scope[mark:] = [item for item in scope[mark:] if item[0] != "temp"]
 
     def stmt_Block(self, s: ast.Block) -> None:
         self.emit_block(s)
@@ -342,12 +382,18 @@ class FnGen:
             self.zero(slot, var.type)
         else:
             self.store(self.expr(s.init), slot, var.type)
+        if var.owned:
+            self.scopes[-1].append(("drop", slot))
 
     def stmt_Assign(self, s: ast.Assign) -> None:
         t = self.type_of(s.target)
         if s.op == "=":
             value = self.expr(s.value)
-            self.store(value, self.place(s.target), t)
+            target = self.place(s.target)
+            ref = self.inst.refs.get(s.target)
+            if isinstance(ref, LocalVar) and ref.owned:
+                self.drop(target)  # the variable's previous coroutine, if it still has one
+            self.store(value, target, t)
             return
         ptr = self.place(s.target)
         current = self.b.load(ptr, typ=self.mg.llvm(t))
@@ -358,7 +404,7 @@ class FnGen:
         self.expr(s.expr)
 
     def stmt_Defer(self, s: ast.Defer) -> None:
-        self.scopes[-1].append(s.stmt)
+        self.scopes[-1].append(("defer", s.stmt))
 
     def stmt_If(self, s: ast.If) -> None:
         cond = self.expr(s.cond)
@@ -478,6 +524,20 @@ class FnGen:
         else:
             self.b.ret(value)
 
+    def stmt_CoReturn(self, s: ast.CoReturn) -> None:
+        hook = self.inst.hooks.get(s)
+        if hook is not None:
+            self.call(hook, [self.coro.promise()] + self.arguments(
+                [s.value] if s.value is not None else [], [t for _, t in hook.params[1:]]))
+        self.unwind_to(0)
+        self.coro.co_return()
+
+    def expr_Yield(self, e: ast.Yield) -> None:
+        hook = self.inst.hooks[e]
+        self.call(hook, [self.coro.promise()] + self.arguments([e.value], [t for _, t in hook.params[1:]]))
+        self.coro.suspend(f"yield.{e.span.line}")
+        return None
+
     # ---- places
     def _is_mutable_place(self, e: ast.Expr) -> bool:
         match e:
@@ -514,6 +574,9 @@ class FnGen:
                 arr = self.place(base)
                 i = self.bounds_checked(idx, bt.size, e.span)
                 return gep(self.b, arr, [I64(0), i], self.mg.llvm(bt))
+            case ast.Call() if isinstance(self.inst.calls.get(e), HandleCall):
+                if self.inst.calls[e].name == "promise":
+                    return self.expr_Call(e)   # the promise itself, by reference
         return self.spill(e)
 
     def spill(self, e: ast.Expr) -> ir.Value:
@@ -547,7 +610,22 @@ class FnGen:
         value = getattr(self, f"expr_{type(e).__name__}")(e)
         if value is None:
             return self.empty()
+        if isinstance(self.types.get(e), PromiseT):
+            self.own(e, value)
         return value
+
+    def own(self, e: ast.Expr, handle: ir.Value) -> None:
+        """Ownership of a coroutine handle: a move empties the variable it leaves; an
+        owning value nobody takes is a temporary, destroyed at the end of the statement."""
+        consumed = id(e) in self.inst.consumed
+        if isinstance(e, ast.Name):
+            ref = self.inst.refs.get(e)
+            if consumed and isinstance(ref, LocalVar) and ref.owned:
+                self.b.store(ir.Constant(PTR, None), self.slot(ref))
+        elif isinstance(e, ast.Call) and not consumed and not isinstance(self.inst.calls.get(e), HandleCall):
+            temp = self.alloca(self.types[e], "temp")
+            self.b.store(handle, temp)
+            self.scopes[-1].append(("temp", temp))
 
     def expr_IntLit(self, e: ast.IntLit) -> ir.Value:
         t = self.type_of(e)
@@ -711,6 +789,9 @@ class FnGen:
         target = self.inst.calls[e]
         if isinstance(target, BuiltinCall):
             return getattr(self, f"builtin_{target.name}")(e)
+        if isinstance(target, HandleCall):
+            handle = self.expr(target.receiver)
+            return handle_ops("switch")(self, target.name, handle, target.promise_align)
         if isinstance(target, IndirectCall):
             fnt: FnT = self.type_of(e.callee)
             callee = self.expr(e.callee)

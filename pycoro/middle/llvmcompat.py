@@ -53,3 +53,41 @@ def global_string(module: ir.Module, data: bytes, name: str) -> ir.GlobalVariabl
     g.unnamed_addr = True
     g.type = PTR
     return g
+
+
+# ---- coroutines: `token`, `token none`, and the `presplitcoroutine` attribute
+
+class TokenType(ir.Type):
+    """LLVM's `token` type (llvmlite.ir has none)."""
+
+    def _to_string(self) -> str:
+        return "token"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TokenType)
+
+    def __hash__(self) -> int:
+        return hash("token")
+
+
+TOKEN = TokenType()
+
+
+class _TokenNone:
+    """The constant `token none` (an operand of llvm.coro.suspend and llvm.coro.end)."""
+    type = TOKEN
+
+    def get_reference(self) -> str:
+        return "none"
+
+    def __str__(self) -> str:
+        return "token none"
+
+
+TOKEN_NONE = _TokenNone()
+
+
+def mark_presplit_coroutine(fn: ir.Function) -> None:
+    """Tell CoroSplit that `fn` is a coroutine still to be split."""
+    fn.attributes._known = fn.attributes._known | {"presplitcoroutine"}
+    fn.attributes.add("presplitcoroutine")

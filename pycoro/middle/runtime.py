@@ -27,9 +27,16 @@ RUNTIME: dict[str, ir.FunctionType] = {
     "panic_bounds": ir.FunctionType(_VOID, [I64, I64, PTR, I32, I32]),
     "flush": ir.FunctionType(_VOID, []),
     "init": ir.FunctionType(_VOID, []),
+    # coroutine frames: every allocation and free is counted (`pycoro run --check-leaks`)
+    "coro_alloc": ir.FunctionType(PTR, [I64]),
+    "coro_free": ir.FunctionType(_VOID, [PTR]),
 }
 
 NORETURN = {"panic", "panic_bounds"}
+
+
+# Called by `pycoro run --check-leaks` after `main`: the number of live frames.
+LIVE_FRAMES = "pc.__pc_live_frames"
 
 
 def symbol(name: str) -> str:

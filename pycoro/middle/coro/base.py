@@ -1,0 +1,63 @@
+"""The interface every coroutine ABI's emitter implements.
+
+clang emits every coroutine with one skeleton (`EmitCoroutineBody`) and one
+suspend emitter used by `co_await`, `co_yield` and the initial and final
+suspends; LLVM keeps one ABI class per lowering (`SwitchABI`, `AnyRetconABI`,
+`AsyncABI`). Each pycoro ABI is one module under middle/coro/ implementing
+this class; `emitter_for` is the only place that branches on the ABI.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from llvmlite import ir
+
+if TYPE_CHECKING:
+    from ...frontend.program import CoroutineInfo
+    from ..irgen import FnGen
+
+
+class CoroutineEmitter:
+    def __init__(self, fg: "FnGen", info: "CoroutineInfo"):
+        self.fg = fg
+        self.info = info
+
+    def begin(self) -> None:
+        """The ramp: identify the coroutine, allocate its frame, initialise the
+        promise, and take the initial suspend; the builder is left at the body."""
+        raise NotImplementedError
+
+    def promise(self) -> ir.Value:
+        """The address of the promise state, inside the coroutine."""
+        raise NotImplementedError
+
+    def suspend(self, name: str) -> None:
+        """A suspend point (after a `yield`'s hook ran): on resumption the builder
+        continues after it; when the coroutine is destroyed there, the pending
+        cleanups of every scope run and the frame is freed."""
+        raise NotImplementedError
+
+    def co_return(self) -> None:
+        """Leave the body (after `co_return`'s hook ran and the scopes unwound)."""
+        raise NotImplementedError
+
+    def end(self) -> None:
+        """After the body: the final suspend, the frame's cleanup and the return
+        of the handle to the ramp's caller."""
+        raise NotImplementedError
+
+    # operations on a handle of this ABI, from any function
+    def handle_op(self, name: str, handle: ir.Value, promise_align: int) -> ir.Value | None:
+        raise NotImplementedError
+
+
+def emitter_for(fg: "FnGen", info: "CoroutineInfo") -> CoroutineEmitter:
+    from .switch import SwitchEmitter
+    emitters = {"switch": SwitchEmitter}
+    return emitters[info.abi](fg, info)
+
+
+def handle_ops(abi: str):
+    """The handle operations of an ABI (for calls outside the coroutine itself)."""
+    from . import switch
+    return {"switch": switch.handle_op}[abi]

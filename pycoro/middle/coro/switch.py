@@ -1,0 +1,131 @@
+"""Switched-resume coroutines (`abi switch;`): LLVM's `llvm.coro.id` lowering, as C++20.
+
+The ramp (the function itself, until its first suspend):
+
+    entry:       %promise = alloca %P.promise
+    start:       %id = call token @llvm.coro.id(i32 A, ptr %promise, ptr null, ptr null)
+                 %need = call i1 @llvm.coro.alloc(token %id)       ; false once CoroElide
+                 br i1 %need, label %coro.alloc, label %coro.begin  ; places the frame
+    coro.alloc:  %size = call i64 @llvm.coro.size.i64()
+                 %mem = call ptr @__pc_coro_alloc(i64 %size)
+    coro.begin:  %frame = phi ptr [null, %start], [%mem, %coro.alloc]
+                 %hdl = call ptr @llvm.coro.begin(token %id, ptr %frame)
+                 ... promise initialised, initial suspend (`initial suspend;`) ...
+    body ...     every suspend point:
+                 %s = call i8 @llvm.coro.suspend(token none, i1 false)
+                 switch i8 %s, label %coro.ret [i8 0, label %resume
+                                                i8 1, label %destroy]   ; destroy: run the
+                                                                        ; scopes' cleanups
+    coro.final:  %f = call i8 @llvm.coro.suspend(token none, i1 true)   ; `final suspend;`
+                 switch i8 %f, label %coro.ret [i8 0, label %unreachable
+                                                i8 1, label %coro.cleanup]
+    coro.cleanup: %mem2 = call ptr @llvm.coro.free(token %id, ptr %hdl)  ; null when elided
+                 call void @__pc_coro_free(ptr %mem2)
+    coro.ret:    call void @llvm.coro.end(ptr %hdl, i1 false, token none)
+                 ret ptr %hdl
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...frontend.layout import size_align
+from .. import intrinsics
+from ..llvmcompat import I1, I8, I32, PTR, TOKEN_NONE, mark_presplit_coroutine
+from .base import CoroutineEmitter
+
+FRAME_ALIGN = 16
+
+
+class SwitchEmitter(CoroutineEmitter):
+    def _intrinsic(self, name: str) -> ir.Function:
+        return intrinsics.declare(self.fg.mg.module, name)
+
+    def begin(self) -> None:
+        fg, b = self.fg, self.fg.b
+        mark_presplit_coroutine(fg.fn)
+        state = self.info.state
+        self._promise = fg.alloca(state, "promise")
+        align = max(size_align(state, fg.mg.p.struct_fields)[1], 1)
+        null = ir.Constant(PTR, None)
+        self.id = b.call(self._intrinsic("llvm.coro.id"), [I32(align), self._promise, null, null], name="id")
+        need = b.call(self._intrinsic("llvm.coro.alloc"), [self.id], name="need.alloc")
+        start = b.block
+        alloc_bb, begin_bb = fg.block("coro.alloc"), fg.block("coro.begin")
+        b.cbranch(need, alloc_bb, begin_bb)
+        b.position_at_end(alloc_bb)
+        size = b.call(self._intrinsic("llvm.coro.size.i64"), [], name="size")
+        mem = b.call(fg.mg.runtime("coro_alloc"), [size], name="mem")
+        b.branch(begin_bb)
+        b.position_at_end(begin_bb)
+        frame = b.phi(PTR, name="frame")
+        frame.add_incoming(null, start)
+        frame.add_incoming(mem, alloc_bb)
+        self.handle = b.call(self._intrinsic("llvm.coro.begin"), [self.id, frame], name="hdl")
+        # Blocks every path ends in; filled by `end`.
+        self.final_bb = fg.block("coro.final")
+        self.cleanup_bb = fg.block("coro.cleanup")
+        self.ret_bb = fg.block("coro.ret")
+        fg.zero(self._promise, state)
+        if self.info.initial_suspend:
+            self._suspend_point("init", final=False, destroy=self.cleanup_bb)
+
+    def promise(self) -> ir.Value:
+        return self._promise
+
+    def suspend(self, name: str) -> None:
+        destroy = self.fg.block(f"{name}.destroy")
+        self._suspend_point(name, final=False, destroy=destroy)
+        resume = self.fg.b.block
+        self.fg.b.position_at_end(destroy)
+        self.fg.unwind_to(0)
+        self.fg.b.branch(self.cleanup_bb)
+        self.fg.b.position_at_end(resume)
+
+    def _suspend_point(self, name: str, final: bool, destroy: ir.Block) -> None:
+        b = self.fg.b
+        s = b.call(self._intrinsic("llvm.coro.suspend"), [TOKEN_NONE, I1(int(final))], name=f"{name}.state")
+        resume = self.fg.block(f"{name}.resume")
+        switch = b.switch(s, self.ret_bb)
+        switch.add_case(I8(0), resume)
+        switch.add_case(I8(1), destroy)
+        b.position_at_end(resume)
+
+    def co_return(self) -> None:
+        self.fg.b.branch(self.final_bb)
+
+    def end(self) -> None:
+        fg, b = self.fg, self.fg.b
+        if not b.block.is_terminated:
+            b.branch(self.final_bb)
+        b.position_at_end(self.final_bb)
+        if self.info.final_suspend:
+            self._suspend_point("final", final=True, destroy=self.cleanup_bb)
+            b.unreachable()  # resuming a coroutine at its final suspend point is an error
+        else:
+            b.branch(self.cleanup_bb)
+        b.position_at_end(self.cleanup_bb)
+        mem = b.call(self._intrinsic("llvm.coro.free"), [self.id, self.handle], name="mem.free")
+        b.call(fg.mg.runtime("coro_free"), [mem])
+        b.branch(self.ret_bb)
+        b.position_at_end(self.ret_bb)
+        b.call(self._intrinsic("llvm.coro.end"), [self.handle, I1(0), TOKEN_NONE])
+        b.ret(self.handle)
+
+
+def handle_op(fg, name: str, handle: ir.Value, promise_align: int) -> ir.Value | None:
+    """`h.resume()`, `h.done()`, `h.handle()`, `h.promise()`, `h.destroy()`."""
+    b = fg.b
+    declare = lambda n: intrinsics.declare(fg.mg.module, n)  # noqa: E731
+    if name == "resume":
+        done = b.call(declare("llvm.coro.done"), [handle])
+        fg.check(b.not_(done), lambda: fg.panic(b"resumed a finished coroutine", fg.current_span), "resume")
+        b.call(declare("llvm.coro.resume"), [handle])
+        return None
+    if name == "done":
+        return b.call(declare("llvm.coro.done"), [handle])
+    if name == "destroy":
+        b.call(declare("llvm.coro.destroy"), [handle])
+        return None
+    if name == "promise":
+        return b.call(declare("llvm.coro.promise"), [handle, I32(promise_align), I1(0)])
+    return handle  # handle(): the same frame, not owned

@@ -1,0 +1,61 @@
+"""Switched-resume coroutines: properties of the IR pycoro emits and LLVM lowers."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pycoro.middle import intrinsics
+
+SUM = """
+import "std/iter";
+var limit: i64 = 10;
+fn total(n: i64) -> i64 { var s: i64 = 0; for v in range(0, n) { s += v; } return s; }
+fn main() { print(total(limit)); }
+"""
+
+ESCAPES = """
+import "std/iter";
+extern fn keep(g: ptr<Generator<i64>>);   // opaque: the generator outlives this function
+fn main() { var g = range(0, 5); keep(&g); print(g.next()); }
+"""
+
+
+def _emit(pycoro, tmp_path, source: str, emit: str, *flags) -> str:
+    src = tmp_path / "prog.pc"
+    src.write_text(source)
+    out = tmp_path / "prog.ll"
+    proc = pycoro("build", src, "--emit", emit, "-o", out, *flags)
+    assert proc.returncode == 0, proc.stderr
+    return out.read_text()
+
+
+def test_every_switch_intrinsic_is_emitted_and_lowered(pycoro, tmp_path):
+    program = SUM + "fn peek(g: Generator<i64>) -> Handle { let p = g.promise(); return g.handle(); }\n"
+    emitted = _emit(pycoro, tmp_path, program, "llvm")
+    used = set(re.findall(r"@\"?(llvm\.coro\.[\w.]+)", emitted))
+    expected = {n for n in intrinsics.SIGNATURES if n.startswith("llvm.coro.")} - {
+        "llvm.coro.save", "llvm.coro.align.i64"}   # not needed by generators
+    assert expected <= used
+    assert "presplitcoroutine" in emitted
+    lowered = _emit(pycoro, tmp_path, program, "lowered")
+    assert "llvm.coro." not in lowered
+
+
+@pytest.mark.parametrize("level", ["-O1", "-O2", "-O3"])
+def test_for_over_a_temporary_generator_allocates_nothing(pycoro, tmp_path, level):
+    lowered = _emit(pycoro, tmp_path, SUM, "lowered", level)
+    assert "__pc_coro_alloc" not in lowered and "malloc" not in lowered
+
+
+def test_an_escaping_generator_is_heap_allocated(pycoro, tmp_path):
+    lowered = _emit(pycoro, tmp_path, ESCAPES, "lowered")
+    main = lowered[lowered.index("@main("):]
+    assert "call" in main and ("__pc_coro_alloc" in main or "@malloc" in main)
+
+
+def test_check_leaks_passes_when_every_frame_is_destroyed(pycoro, tmp_path):
+    src = tmp_path / "ok.pc"
+    src.write_text('import "std/iter";\nfn main() { var g = range(0, 3); g.next(); for v in range(0, 2) {} }\n')
+    proc = pycoro("run", "--check-leaks", "-O0", src)
+    assert proc.returncode == 0, proc.stderr
