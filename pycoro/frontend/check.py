@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from . import ast
 from . import messages as M
 from .layout import MAX_TYPE_BYTES, is_aggregate, size_align
-from .program import (BuiltinCall, CheckedProgram, CoroutineInfo, DirectCall, FnInstance,
+from .program import (AwaitInfo, BuiltinCall, CheckedProgram, CoroutineInfo, DirectCall, FnInstance,
                       GlobalVar, HandleCall, IndirectCall, IterProtocol, LocalVar)
 from .resolve import BUILTIN_FUNCTIONS, Namespace, span_of
 from .types import (BOOL, ERROR, F64, HANDLE, I32, I64, NULL, STR, U64, VOID, ArrayT, FloatT,
@@ -300,7 +300,8 @@ class ProgramChecker:
             abi="switch", promise=ret, state=self.promise_state(ret),
             initial_suspend=modes.get("initial", "suspend") == "suspend",
             final_suspend=modes.get("final", "suspend") == "suspend",
-            return_void=self.promise_hook(ret, "return_void"))
+            return_void=self.promise_hook(ret, "return_void"),
+            final_transfer=self.promise_hook(ret, "final_suspend"))
 
     def find_method(self, recv: Type, name: str) -> _Method | None:
         for impl in self.ns.impls:
@@ -327,13 +328,13 @@ class ProgramChecker:
 MAX_TYPE_SIZE = 200
 
 
-_COROUTINE_NODES = (ast.Yield, ast.YieldFrom, ast.CoReturn)
+_COROUTINE_NODES = (ast.Yield, ast.YieldFrom, ast.CoReturn, ast.Await)
 
 
 @functools.cache
 def _is_coroutine(decl: ast.FnDecl) -> bool:
-    """A function whose body has `yield`, `yield from` or `co_return` (LANGUAGE.md §5;
-    `await` joins them with awaiters)."""
+    """A function whose body has `yield`, `yield from`, `co_return` or (outside an
+    `async fn`) `await` (LANGUAGE.md §5)."""
     def walk(node) -> bool:
         if isinstance(node, _COROUTINE_NODES):
             return True
@@ -1029,8 +1030,37 @@ class BodyChecker:
     def expr_YieldFrom(self, e, expected):
         return self._coroutine_only(e, "`yield from`")
 
-    def expr_Await(self, e, expected):
-        return self._coroutine_only(e, "`await`")
+    def expr_Await(self, e: ast.Await, expected: Type | None) -> Type:
+        if self.defers:
+            self.r.error(M.jump_out_of_defer("await"), e.span)
+        operand = self.check_expr(e.operand, None)
+        coro = self.inst.coro if self.inst else None
+        if operand is ERROR or coro is None:
+            return ERROR
+        transform = self.p.promise_hook(coro.promise, "await_transform")
+        awaiter = operand
+        if transform is not None:
+            if len(transform.params) != 2 or transform.params[1][1] != operand:
+                self.r.error(M.mismatch(transform.params[1][1] if len(transform.params) == 2 else "?",
+                                        operand), e.operand.span)
+                return ERROR
+            awaiter = transform.ret
+        methods = {name: self.p.find_method(awaiter, name)
+                   for name in ("await_ready", "await_suspend", "await_resume")}
+        if None in methods.values():
+            missing = [n for n, m in methods.items() if m is None]
+            self.r.error(M.not_awaitable(awaiter), e.operand.span,
+                         hint=M.awaiter_needs(missing))
+            return ERROR
+        ready, suspend, resume = (self.p.instantiate_method(methods[n])
+                                  for n in ("await_ready", "await_suspend", "await_resume"))
+        kind = {VOID: "void", BOOL: "bool", HANDLE: "handle"}.get(suspend.ret)
+        if ready.ret != BOOL or kind is None or len(suspend.params) != 2 \
+                or suspend.params[1][1] != HANDLE:
+            self.r.error(M.bad_awaiter(awaiter), e.operand.span, hint=M.awaiter_needs([]))
+            return ERROR
+        self.inst.awaits[e] = AwaitInfo(transform, awaiter, ready, suspend, resume, kind)
+        return resume.ret
 
     def expr_Spawn(self, e, expected):
         return self._coroutine_only(e, "`spawn`")
@@ -1200,7 +1230,7 @@ class BodyChecker:
         if result is None:  # promise(): the promise state, by reference
             result = self.p.promise_state(recv)
             align = size_align(result, self.p.struct_fields)[1]
-        self._call(e, HandleCall(callee.name, callee.base, max(align, 1)))
+        self._call(e, HandleCall(callee.name, callee.base, max(align, 1), isinstance(recv, PromiseT)))
         return result
 
     def _method_hint(self, recv: Type, name: str) -> str | None:
@@ -1223,6 +1253,11 @@ class BodyChecker:
                 self.r.error(M.mut_method_on_immutable(method, root.name), base.span)
 
     def builtin_call(self, e: ast.Call, name: str) -> Type:
+        if name == "noop_handle":
+            if e.args:
+                self.r.error(M.arity("noop_handle", 0, len(e.args)), e.span)
+            self._call(e, HandleCall("noop", None))
+            return HANDLE
         self._call(e, BuiltinCall(name))
         if name == "print":
             for a in e.args:

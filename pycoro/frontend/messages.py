@@ -107,3 +107,9 @@ def move_out_of_place() -> str: return "cannot move a coroutine handle out of a 
 def hook_result(hook: str) -> str: return f"`{hook}` returning a value is not supported yet"
 def make_it_a_coroutine() -> str:
     return "a function is a coroutine only if its body has `yield` or `co_return`: end it with `co_return;`"
+def not_awaitable(t: object) -> str: return f"a value of type {q(t)} cannot be awaited"
+def bad_awaiter(t: object) -> str: return f"{q(t)} does not follow the awaiter protocol"
+def awaiter_needs(missing: list[str]) -> str:
+    need = ("`fn await_ready(mut self) -> bool`, `fn await_suspend(mut self, h: Handle)` "
+            "(returning nothing, `bool` or `Handle`) and `fn await_resume(mut self) -> T`")
+    return f"an awaiter needs {need}" + (f"; missing: {', '.join(missing)}" if missing else "")

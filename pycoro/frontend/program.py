@@ -33,6 +33,18 @@ class CoroutineInfo:
     initial_suspend: bool
     final_suspend: bool
     return_void: "FnInstance | None"   # called when the body falls off its end
+    final_transfer: "FnInstance | None" = None  # `final_suspend(mut self) -> Handle`: transfer at the end
+
+
+@dataclass(frozen=True)
+class AwaitInfo:
+    """`await x`: the awaiter's protocol, settled by the checker."""
+    transform: "FnInstance | None"   # the promise's await_transform, if it has one
+    awaiter: Type
+    ready: "FnInstance"
+    suspend: "FnInstance"            # returns void, bool or Handle: `kind`
+    resume: "FnInstance"
+    kind: str                        # "void" | "bool" | "handle"
 
 
 @dataclass(eq=False)
@@ -62,6 +74,7 @@ class FnInstance:
     coro: CoroutineInfo | None = None
     hooks: dict[ast.Node, "FnInstance"] = field(default_factory=dict)   # yield/co_return → promise hook
     consumed: set[int] = field(default_factory=set)   # ids of owning expressions moved into their context
+    awaits: dict[ast.Node, AwaitInfo] = field(default_factory=dict)
 
     @property
     def is_extern(self) -> bool:
@@ -90,8 +103,9 @@ class BuiltinCall:
 class HandleCall:
     """`h.resume()`, `h.done()`, `h.handle()`, `h.promise()` on a coroutine handle, `Handle.destroy()`."""
     name: str
-    receiver: ast.Expr
-    promise_align: int = 8   # alignment of the promise state, for llvm.coro.promise
+    receiver: ast.Expr | None        # None for `noop_handle()`
+    promise_align: int = 8           # alignment of the promise state, for llvm.coro.promise
+    owning: bool = False             # resuming a finished coroutine through an owning handle panics
 
 
 CallTarget = DirectCall | IndirectCall | BuiltinCall | HandleCall

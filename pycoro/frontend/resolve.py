@@ -15,7 +15,7 @@ from . import messages as M
 from .parser import parse
 from ..diagnostics import CompileError, Diagnostic, Reporter, Span
 
-BUILTIN_FUNCTIONS = ("print", "assert", "panic")
+BUILTIN_FUNCTIONS = ("print", "assert", "panic", "noop_handle")
 
 
 def stdlib_dir() -> Path:

@@ -43,6 +43,12 @@ def _signatures() -> dict[str, ir.FunctionType]:
         "llvm.coro.destroy": ir.FunctionType(void, [ptr]),
         "llvm.coro.done": ir.FunctionType(I1, [ptr]),
         "llvm.coro.promise": ir.FunctionType(ptr, [ptr, I32, I1]),
+        "llvm.coro.noop": ir.FunctionType(ptr, []),
+        # awaiter, frame, wrapper: code that may resume the coroutine runs in the
+        # wrapper, never between llvm.coro.save and llvm.coro.suspend
+        "llvm.coro.await.suspend.void": ir.FunctionType(void, [ptr, ptr, ptr]),
+        "llvm.coro.await.suspend.bool": ir.FunctionType(I1, [ptr, ptr, ptr]),
+        "llvm.coro.await.suspend.handle": ir.FunctionType(void, [ptr, ptr, ptr]),
     })
     for iname, ity in _INT.items():
         for fname, fty in _FLOAT.items():

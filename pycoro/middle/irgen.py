@@ -39,6 +39,7 @@ class ModuleGen:
         self.structs: dict[StructT, ir.Type] = {}
         self.strings: dict[bytes, ir.GlobalVariable] = {}
         self.globals: dict[int, ir.GlobalVariable] = {}
+        self.wrappers: dict[tuple, ir.Function] = {}
 
     # ---- types
     def llvm(self, t: Type) -> ir.Type:
@@ -97,6 +98,32 @@ class ModuleGen:
         if not inst.is_extern:
             fn.linkage = "internal" if self.internal else "external"
         self.fns[key] = fn
+        return fn
+
+    def await_wrapper(self, hook: FnInstance, kind: str) -> ir.Function:
+        """`R wrapper(ptr awaiter, ptr frame)`: calls `awaiter.await_suspend(frame)` (or a
+        promise's final_suspend) outside the suspending coroutine, as LLVM requires."""
+        key = (id(hook), kind)
+        if key in self.wrappers:
+            return self.wrappers[key]
+        ret = {"void": ir.VoidType(), "bool": I1, "handle": PTR}[kind]
+        fn = ir.Function(self.module, ir.FunctionType(ret, [PTR, PTR]),
+                         f"{hook.symbol}.wrapper")
+        fn.linkage = "internal"
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        awaiter, frame = fn.args
+        args = [awaiter] + ([frame] if len(hook.params) > 1 else [])
+        result = b.call(self.declare(hook), args)
+        if kind == "handle":
+            # a null handle (no continuation) transfers to the no-op coroutine
+            null = b.icmp_unsigned("==", result, ir.Constant(PTR, None))
+            noop = b.call(intrinsics.declare(self.module, "llvm.coro.noop"), [])
+            b.ret(b.select(null, noop, result))
+        elif kind == "bool":
+            b.ret(result)
+        else:
+            b.ret_void()
+        self.wrappers[key] = fn
         return fn
 
     def size(self, t: Type) -> int:
@@ -538,6 +565,22 @@ class FnGen:
         self.coro.suspend(f"yield.{e.span.line}")
         return None
 
+    def expr_Await(self, e: ast.Await) -> ir.Value | None:
+        info = self.inst.awaits[e]
+        if info.transform is not None:
+            value = self.call(info.transform, [self.coro.promise()] + self.arguments(
+                [e.operand], [info.transform.params[1][1]]))
+            awaiter = self.alloca(info.awaiter, "awaiter")
+            self.store(value, awaiter, info.awaiter)
+        elif self._is_mutable_place(e.operand):
+            awaiter = self.place(e.operand)
+        else:
+            # a copy: an owning operand stays a temporary of the statement
+            awaiter = self.alloca(info.awaiter, "awaiter")
+            self.store(self.expr(e.operand), awaiter, info.awaiter)
+        self.coro.await_(info, awaiter)
+        return self.call(info.resume, [awaiter])
+
     # ---- places
     def _is_mutable_place(self, e: ast.Expr) -> bool:
         match e:
@@ -790,8 +833,8 @@ class FnGen:
         if isinstance(target, BuiltinCall):
             return getattr(self, f"builtin_{target.name}")(e)
         if isinstance(target, HandleCall):
-            handle = self.expr(target.receiver)
-            return handle_ops("switch")(self, target.name, handle, target.promise_align)
+            handle = self.expr(target.receiver) if target.receiver is not None else None
+            return handle_ops("switch")(self, target.name, handle, target.promise_align, target.owning)
         if isinstance(target, IndirectCall):
             fnt: FnT = self.type_of(e.callee)
             callee = self.expr(e.callee)

@@ -37,6 +37,11 @@ class CoroutineEmitter:
         cleanups of every scope run and the frame is freed."""
         raise NotImplementedError
 
+    def await_(self, info, awaiter: ir.Value) -> None:
+        """`await`: ask the awaiter whether to suspend, suspend through its
+        `await_suspend`; the builder is left where `await_resume` is called."""
+        raise NotImplementedError
+
     def co_return(self) -> None:
         """Leave the body (after `co_return`'s hook ran and the scopes unwound)."""
         raise NotImplementedError

@@ -90,6 +90,40 @@ class SwitchEmitter(CoroutineEmitter):
         switch.add_case(I8(1), destroy)
         b.position_at_end(resume)
 
+    def await_(self, info, awaiter: ir.Value) -> None:
+        #   %ready = call i1 @W.await_ready(ptr %awaiter)
+        #   br i1 %ready, label %await.ready, label %await.suspend
+        # await.suspend:
+        #   %save = call token @llvm.coro.save(ptr %hdl)
+        #   call <R> @llvm.coro.await.suspend.<kind>(ptr %awaiter, ptr %hdl, ptr @wrapper)
+        #   (bool: br on the result; false resumes at once)
+        #   %s = call i8 @llvm.coro.suspend(token %save, i1 false) ...
+        # await.ready:
+        #   call @W.await_resume(ptr %awaiter)
+        fg, b = self.fg, self.fg.b
+        name = f"await.{fg.current_span.line}"
+        ready = fg.call(info.ready, [awaiter])
+        ready_bb, suspend_bb = fg.block(f"{name}.ready"), fg.block(f"{name}.suspend")
+        b.cbranch(ready, ready_bb, suspend_bb)
+        b.position_at_end(suspend_bb)
+        save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name=f"{name}.save")
+        wrapper = fg.mg.await_wrapper(info.suspend, info.kind)
+        result = b.call(self._intrinsic(f"llvm.coro.await.suspend.{info.kind}"),
+                        [awaiter, self.handle, wrapper])
+        if info.kind == "bool":  # false: do not suspend after all
+            really = fg.block(f"{name}.really")
+            b.cbranch(result, really, ready_bb)
+            b.position_at_end(really)
+        destroy = fg.block(f"{name}.destroy")
+        s = b.call(self._intrinsic("llvm.coro.suspend"), [save, I1(0)], name=f"{name}.state")
+        switch = b.switch(s, self.ret_bb)
+        switch.add_case(I8(0), ready_bb)
+        switch.add_case(I8(1), destroy)
+        b.position_at_end(destroy)
+        fg.unwind_to(0)
+        b.branch(self.cleanup_bb)
+        b.position_at_end(ready_bb)
+
     def co_return(self) -> None:
         self.fg.b.branch(self.final_bb)
 
@@ -98,7 +132,20 @@ class SwitchEmitter(CoroutineEmitter):
         if not b.block.is_terminated:
             b.branch(self.final_bb)
         b.position_at_end(self.final_bb)
-        if self.info.final_suspend:
+        if self.info.final_transfer is not None:
+            # `final_suspend(mut self) -> Handle`: symmetric transfer to the handle it
+            # returns (a task's continuation), as a final suspend point.
+            save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name="final.save")
+            wrapper = fg.mg.await_wrapper(self.info.final_transfer, "handle")
+            b.call(self._intrinsic("llvm.coro.await.suspend.handle"), [self._promise, self.handle, wrapper])
+            s = b.call(self._intrinsic("llvm.coro.suspend"), [save, I1(1)], name="final.state")
+            switch = b.switch(s, self.ret_bb)
+            unreachable = fg.block("final.resumed")
+            switch.add_case(I8(0), unreachable)
+            switch.add_case(I8(1), self.cleanup_bb)
+            b.position_at_end(unreachable)
+            b.unreachable()
+        elif self.info.final_suspend:
             self._suspend_point("final", final=True, destroy=self.cleanup_bb)
             b.unreachable()  # resuming a coroutine at its final suspend point is an error
         else:
@@ -112,15 +159,20 @@ class SwitchEmitter(CoroutineEmitter):
         b.ret(self.handle)
 
 
-def handle_op(fg, name: str, handle: ir.Value, promise_align: int) -> ir.Value | None:
+def handle_op(fg, name: str, handle: ir.Value | None, promise_align: int,
+              owning: bool = False) -> ir.Value | None:
     """`h.resume()`, `h.done()`, `h.handle()`, `h.promise()`, `h.destroy()`."""
     b = fg.b
     declare = lambda n: intrinsics.declare(fg.mg.module, n)  # noqa: E731
     if name == "resume":
-        done = b.call(declare("llvm.coro.done"), [handle])
-        fg.check(b.not_(done), lambda: fg.panic(b"resumed a finished coroutine", fg.current_span), "resume")
+        if owning:
+            done = b.call(declare("llvm.coro.done"), [handle])
+            fg.check(b.not_(done), lambda: fg.panic(b"resumed a finished coroutine", fg.current_span),
+                     "resume")
         b.call(declare("llvm.coro.resume"), [handle])
         return None
+    if name == "noop":
+        return b.call(declare("llvm.coro.noop"), [])
     if name == "done":
         return b.call(declare("llvm.coro.done"), [handle])
     if name == "destroy":
