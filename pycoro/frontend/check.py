@@ -602,7 +602,8 @@ class BodyChecker:
         what = "`co_return` with a value" if s.value is not None else "`co_return;`"
         self.call_hook(s, hook_name, what, s.value)
 
-    def call_hook(self, node: ast.Node, hook_name: str, what: str, value: ast.Expr | None) -> Type:
+    def call_hook(self, node: ast.Node, hook_name: str, what: str, value: ast.Expr | None,
+                  any_result: bool = False) -> Type:
         """Check a promise hook call that `yield` / `co_return` make; record it."""
         coro = self.inst.coro
         if coro is None:  # the coroutine's return type was already reported
@@ -622,9 +623,9 @@ class BodyChecker:
                 self.expect(value, params[0])
             else:
                 self.r.error(M.arity(hook_name, len(params), 1), node.span)
-        if hook.ret != VOID:
+        if hook.ret != VOID and not any_result:
             self.r.error(M.hook_result(hook_name), node.span)
-        return VOID
+        return hook.ret if any_result else VOID
 
     def stmt_Defer(self, s: ast.Defer) -> None:
         if isinstance(s.stmt, (ast.Let, ast.Defer)):
@@ -721,7 +722,7 @@ class BodyChecker:
         self.consume(e, got)
         if got is ERROR or t is ERROR:
             return t
-        if got == NULL and isinstance(t, PtrT):
+        if got == NULL and (isinstance(t, PtrT) or t == HANDLE):
             self._set(e, t)
             return t
         if got != t:
@@ -851,8 +852,8 @@ class BodyChecker:
                 self.r.error(M.bad_operand(op, lt), span)
                 return ERROR
             return lt
-        if op in EQUALITY and {lt, rt} <= {NULL} | ({lt} if isinstance(lt, PtrT) else set()) | \
-                ({rt} if isinstance(rt, PtrT) else set()):
+        if op in EQUALITY and {lt, rt} <= {NULL, HANDLE} | ({lt} if isinstance(lt, PtrT) else set()) | \
+                ({rt} if isinstance(rt, PtrT) else set()) and NULL in (lt, rt):
             return BOOL
         if lt != rt:
             self.r.error(M.operand_mismatch(op, lt, rt), span)
@@ -1025,10 +1026,40 @@ class BodyChecker:
         if e.value is None:
             self.r.error(M.arity("yield_value", 1, 0), e.span)
             return ERROR
-        return self.call_hook(e, "yield_value", "`yield`", e.value)
+        result = self.call_hook(e, "yield_value", "`yield`", e.value, any_result=True)
+        if result in (VOID, HANDLE, ERROR):
+            return VOID if result == HANDLE else result
+        # yield_value returned an awaiter: `yield v` is `await` of it (Python's send)
+        info = self.awaiter_protocol(result, e.value.span)
+        if info is None:
+            return ERROR
+        self.inst.awaits[e] = info
+        return info.resume.ret
 
-    def expr_YieldFrom(self, e, expected):
-        return self._coroutine_only(e, "`yield from`")
+    def expr_YieldFrom(self, e: ast.YieldFrom, expected: Type | None) -> Type:
+        """`yield from g` calls the promise's `yield_from(mut self, inner: ptr<G>) -> W`
+        and awaits W, which links g into the generator tree (so the consumer resumes
+        the innermost generator directly) and evaluates to g's `co_return` value."""
+        if self.defers:
+            self.r.error(M.jump_out_of_defer("yield from"), e.span)
+        inner = self.check_expr(e.value, None)
+        coro = self.inst.coro if self.inst else None
+        if inner is ERROR or coro is None:
+            return ERROR
+        hook = self.p.promise_hook(coro.promise, "yield_from")
+        if hook is None:
+            self.r.error(M.missing_hook(coro.promise.decl.name, "yield_from", "`yield from`"), e.span)
+            return ERROR
+        if len(hook.params) != 2 or hook.params[1][1] != PtrT(inner):
+            want = hook.params[1][1].elem if len(hook.params) == 2 and isinstance(hook.params[1][1], PtrT) else "?"
+            self.r.error(M.mismatch(want, inner), e.value.span)
+            return ERROR
+        self.inst.hooks[e] = hook
+        info = self.awaiter_protocol(hook.ret, e.span)
+        if info is None:
+            return ERROR
+        self.inst.awaits[e] = info
+        return info.resume.ret
 
     def expr_Await(self, e: ast.Await, expected: Type | None) -> Type:
         if self.defers:
@@ -1045,22 +1076,27 @@ class BodyChecker:
                                         operand), e.operand.span)
                 return ERROR
             awaiter = transform.ret
+        info = self.awaiter_protocol(awaiter, e.operand.span, transform)
+        if info is None:
+            return ERROR
+        self.inst.awaits[e] = info
+        return info.resume.ret
+
+    def awaiter_protocol(self, awaiter: Type, span: Span, transform=None) -> AwaitInfo | None:
         methods = {name: self.p.find_method(awaiter, name)
                    for name in ("await_ready", "await_suspend", "await_resume")}
         if None in methods.values():
             missing = [n for n, m in methods.items() if m is None]
-            self.r.error(M.not_awaitable(awaiter), e.operand.span,
-                         hint=M.awaiter_needs(missing))
-            return ERROR
+            self.r.error(M.not_awaitable(awaiter), span, hint=M.awaiter_needs(missing))
+            return None
         ready, suspend, resume = (self.p.instantiate_method(methods[n])
                                   for n in ("await_ready", "await_suspend", "await_resume"))
         kind = {VOID: "void", BOOL: "bool", HANDLE: "handle"}.get(suspend.ret)
         if ready.ret != BOOL or kind is None or len(suspend.params) != 2 \
                 or suspend.params[1][1] != HANDLE:
-            self.r.error(M.bad_awaiter(awaiter), e.operand.span, hint=M.awaiter_needs([]))
-            return ERROR
-        self.inst.awaits[e] = AwaitInfo(transform, awaiter, ready, suspend, resume, kind)
-        return resume.ret
+            self.r.error(M.bad_awaiter(awaiter), span, hint=M.awaiter_needs([]))
+            return None
+        return AwaitInfo(transform, awaiter, ready, suspend, resume, kind)
 
     def expr_Spawn(self, e, expected):
         return self._coroutine_only(e, "`spawn`")

@@ -126,6 +126,19 @@ class ModuleGen:
         self.wrappers[key] = fn
         return fn
 
+    def load_handle_wrapper(self) -> ir.Function:
+        """`ptr wrapper(ptr slot, ptr frame)`: the handle a yield_value chose, for a transfer."""
+        name = "pc.transfer.wrapper"
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(PTR, [PTR, PTR]), name)
+            fn.linkage = "internal"
+            b = ir.IRBuilder(fn.append_basic_block("entry"))
+            target = b.load(fn.args[0], typ=PTR)
+            null = b.icmp_unsigned("==", target, ir.Constant(PTR, None))
+            b.ret(b.select(null, b.call(intrinsics.declare(self.module, "llvm.coro.noop"), []), target))
+        return fn
+
     def size(self, t: Type) -> int:
         return size_align(t, self.p.struct_fields)[0]
 
@@ -252,6 +265,7 @@ class FnGen:
         self.types = inst.types
         self.coro = None
         self.current_span = inst.decl.span
+        self.types_handle = HANDLE
 
     # ---- helpers
     def type_of(self, e: ast.Expr) -> Type:
@@ -559,11 +573,20 @@ class FnGen:
         self.unwind_to(0)
         self.coro.co_return()
 
-    def expr_Yield(self, e: ast.Yield) -> None:
+    def expr_Yield(self, e: ast.Yield) -> ir.Value | None:
         hook = self.inst.hooks[e]
-        self.call(hook, [self.coro.promise()] + self.arguments([e.value], [t for _, t in hook.params[1:]]))
-        self.coro.suspend(f"yield.{e.span.line}")
-        return None
+        result = self.call(hook, [self.coro.promise()] + self.arguments([e.value], [t for _, t in hook.params[1:]]))
+        if hook.ret == VOID:
+            self.coro.suspend(f"yield.{e.span.line}")
+            return None
+        if hook.ret == HANDLE:
+            self.coro.transfer(result)
+            return None
+        info = self.inst.awaits[e]   # yield_value returned an awaiter
+        awaiter = self.alloca(info.awaiter, "awaiter")
+        self.store(result, awaiter, info.awaiter)
+        self.coro.await_(info, awaiter)
+        return self.call(info.resume, [awaiter])
 
     def expr_Await(self, e: ast.Await) -> ir.Value | None:
         info = self.inst.awaits[e]
@@ -578,6 +601,17 @@ class FnGen:
             # a copy: an owning operand stays a temporary of the statement
             awaiter = self.alloca(info.awaiter, "awaiter")
             self.store(self.expr(e.operand), awaiter, info.awaiter)
+        self.coro.await_(info, awaiter)
+        return self.call(info.resume, [awaiter])
+
+    def expr_YieldFrom(self, e: ast.YieldFrom) -> ir.Value | None:
+        hook, info = self.inst.hooks[e], self.inst.awaits[e]
+        inner_t = self.types[e.value]
+        inner = self.alloca(inner_t, "inner")   # not owning: the statement's temporary is
+        self.b.store(self.expr(e.value), inner)
+        delegate = self.call(hook, [self.coro.promise(), inner])
+        awaiter = self.alloca(info.awaiter, "delegate")
+        self.store(delegate, awaiter, info.awaiter)
         self.coro.await_(info, awaiter)
         return self.call(info.resume, [awaiter])
 

@@ -42,6 +42,10 @@ class CoroutineEmitter:
         `await_suspend`; the builder is left where `await_resume` is called."""
         raise NotImplementedError
 
+    def transfer(self, handle: ir.Value) -> None:
+        """Suspend and resume `handle` instead (symmetric transfer, no stack growth)."""
+        raise NotImplementedError
+
     def co_return(self) -> None:
         """Leave the body (after `co_return`'s hook ran and the scopes unwound)."""
         raise NotImplementedError

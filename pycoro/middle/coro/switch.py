@@ -124,6 +124,25 @@ class SwitchEmitter(CoroutineEmitter):
         b.branch(self.cleanup_bb)
         b.position_at_end(ready_bb)
 
+    def transfer(self, handle: ir.Value) -> None:
+        fg, b = self.fg, self.fg.b
+        name = f"transfer.{fg.current_span.line}"
+        slot = fg.alloca(fg.types_handle, "transfer.to")
+        b.store(handle, slot)
+        save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name=f"{name}.save")
+        b.call(self._intrinsic("llvm.coro.await.suspend.handle"),
+               [slot, self.handle, fg.mg.load_handle_wrapper()])
+        destroy = fg.block(f"{name}.destroy")
+        s = b.call(self._intrinsic("llvm.coro.suspend"), [save, I1(0)], name=f"{name}.state")
+        resume = fg.block(f"{name}.resume")
+        switch = b.switch(s, self.ret_bb)
+        switch.add_case(I8(0), resume)
+        switch.add_case(I8(1), destroy)
+        b.position_at_end(destroy)
+        fg.unwind_to(0)
+        b.branch(self.cleanup_bb)
+        b.position_at_end(resume)
+
     def co_return(self) -> None:
         self.fg.b.branch(self.final_bb)
 
