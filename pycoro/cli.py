@@ -129,14 +129,42 @@ def check(file: str = typer.Argument(..., help="the .pc program")):
 
 
 @app.command()
-def explain(file: str = typer.Argument(..., help="the .pc program")):
+def explain(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptLevel):
     """Report coroutine frames, their ABIs, and heap elision per call site."""
 
     def action():
-        _compilation(file).check()
-        print(f"{file}: no coroutines")
+        frames, sites = _compilation(file, opt).explain()
+        print(render_explain(file, opt, frames, sites))
         return 0
     _guard(action)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
+
+
+def render_explain(file: str, opt: int, frames, sites) -> str:
+    if not frames:
+        return f"{file}: no coroutines"
+    out = [f"coroutines in {file} (-O{opt})", ""]
+    rows = []
+    for f in frames:
+        size = f"{f.size} B" if f.size is not None else (f"{f.layout_size} B" if f.layout_size else "-")
+        rows.append([f.coroutine, f.abi, size, f"{f.align}" if f.align else "-"])
+    out += _table(["coroutine", "ABI", "frame", "align"], rows)
+    for f in frames:
+        if f.fields:
+            out += ["", f"frame of {f.coroutine} ({f.layout_size} B at -O0):"]
+            out += ["  " + line for line in _table(["field", "LLVM type", "bytes"],
+                                                    [[n, t, str(b)] for n, t, b in f.fields])]
+    out += ["", "call sites"]
+    rows = [[s.where, s.caller, s.callee,
+             f"elided: lives in {s.caller}'s stack frame" if s.elided else "heap-allocated"]
+            for s in sites]
+    out += _table(["site", "caller", "coroutine", "frame"], rows) if rows else ["  (none)"]
+    return "\n".join(out)
 
 
 def main() -> None:

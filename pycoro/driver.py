@@ -103,6 +103,29 @@ class Compilation:
         module.data_layout = str(machine.target_data)
         return self.optimise(module, machine), machine
 
+    def explain(self) -> tuple[list, list]:
+        """Frames and elision, read back from LLVM's output (middle/explain.py)."""
+        from .middle import explain
+        program = self.check()
+        gen = ModuleGen(program, self.display, explain=True)
+        text = str(gen.generate(entry=True, internal=False))
+        machine = targets.native_machine(self.options.opt_level)
+        lowered = {}
+        for level in (0, self.options.opt_level):
+            module = _parse_ir(text, self.display)
+            module.triple = machine.triple
+            module.data_layout = str(machine.target_data)
+            _verify(module)
+            run_pipeline(module, machine, level)
+            lowered[level] = module
+        # The program's own coroutines, and the library's ones it calls.
+        called = {id(callee) for _, _, callee in gen.sites}
+        coroutines = [f for f in program.functions if f.coro is not None and
+                      (id(f) in called or not f.decl.span.file.startswith("<stdlib>"))]
+        o2_text = str(lowered[self.options.opt_level])
+        return (explain.frames(lowered[0], machine.target_data, coroutines, o2_text),
+                explain.sites(o2_text, gen.sites))
+
     def run(self, check_leaks: bool = False) -> int:
         module, machine = self.lowered(jit_mode=True)
         status, live = jit.run_main(module, machine, LIVE_FRAMES)

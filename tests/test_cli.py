@@ -104,7 +104,3 @@ def test_internal_error_is_status_70(hello, monkeypatch):
     assert "Traceback" not in result.output
 
 
-def test_explain_without_coroutines(hello, pycoro):
-    proc = pycoro("explain", hello)
-    assert proc.returncode == 0
-    assert "no coroutines" in proc.stdout

@@ -32,8 +32,13 @@ _ICMP = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 class ModuleGen:
     """Emits one LLVM module for a checked program."""
 
-    def __init__(self, program: CheckedProgram, name: str):
+    def __init__(self, program: CheckedProgram, name: str, explain: bool = False):
         self.p = program
+        # `pycoro explain`: every coroutine ramp takes a hidden i32 call-site id that
+        # it passes to the frame allocator, so the optimised IR says which call
+        # sites still allocate (llvmlite exposes no optimisation remarks).
+        self.explain = explain
+        self.sites: list[tuple[FnInstance, object, FnInstance]] = []  # caller, span, callee
         self.module = ir.Module(name=name)
         self.fns: dict[int, ir.Function] = {}
         self.structs: dict[StructT, ir.Type] = {}
@@ -90,6 +95,8 @@ class ModuleGen:
             return self.fns[key]
         fnty = self.signature([t for _, t in inst.params], inst.ret, inst.decl.varargs,
                               inst.self_mode == "ref")
+        if self.explain and inst.coro is not None:
+            fnty = ir.FunctionType(fnty.return_type, list(fnty.args) + [I32])
         existing = self.module.globals.get(inst.symbol)
         if existing is not None:  # the same C function declared twice
             self.fns[key] = existing
@@ -148,7 +155,10 @@ class ModuleGen:
         sym = rt_symbol(name)
         fn = self.module.globals.get(sym)
         if fn is None:
-            fn = ir.Function(self.module, RUNTIME[name], sym)
+            fnty = RUNTIME[name]
+            if self.explain and name == "coro_alloc":
+                fnty = ir.FunctionType(fnty.return_type, list(fnty.args) + [I32])
+            fn = ir.Function(self.module, fnty, sym)
             if name in NORETURN:
                 fn.attributes.add("noreturn")
                 fn.attributes.add("cold")
@@ -885,7 +895,7 @@ class FnGen:
         args += self.arguments(e.args, [t for _, t in params])
         for a in e.args[len(params):]:
             args.append(self.c_vararg(a))
-        return self.call(fn, args)
+        return self.call(fn, args, e.span)
 
     def arguments(self, exprs, types: list[Type]) -> list[ir.Value]:
         """Evaluate every argument in order; a `void` one is evaluated but takes no slot."""
@@ -896,7 +906,10 @@ class FnGen:
                 values.append(v)
         return values
 
-    def call(self, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
+    def call(self, fn: FnInstance, args: list[ir.Value], span=None) -> ir.Value | None:
+        if self.mg.explain and fn.coro is not None:
+            args = args + [I32(len(self.mg.sites))]
+            self.mg.sites.append((self.inst, span or self.current_span, fn))
         return self.call_with(self.mg.declare(fn), args, fn.ret)
 
     def call_with(self, callee, args: list[ir.Value], ret: Type) -> ir.Value | None:

@@ -54,7 +54,8 @@ class SwitchEmitter(CoroutineEmitter):
         b.cbranch(need, alloc_bb, begin_bb)
         b.position_at_end(alloc_bb)
         size = b.call(self._intrinsic("llvm.coro.size.i64"), [], name="size")
-        mem = b.call(fg.mg.runtime("coro_alloc"), [size], name="mem")
+        site = [fg.fn.args[-1]] if fg.mg.explain else []   # see ModuleGen.explain
+        mem = b.call(fg.mg.runtime("coro_alloc"), [size] + site, name="mem")
         b.branch(begin_bb)
         b.position_at_end(begin_bb)
         frame = b.phi(PTR, name="frame")

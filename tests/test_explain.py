@@ -1,0 +1,35 @@
+"""`pycoro explain`: frames and elision read back from LLVM's output."""
+from __future__ import annotations
+
+PROGRAM = """
+import "std/iter";
+extern fn keep(g: ptr<Generator<i64>>);
+fn total(n: i64) -> i64 { var s: i64 = 0; for v in range(0, n) { s += v; } return s; }
+fn kept() { var g = range(0, 3); keep(&g); }
+fn main() { print(total(10)); kept(); }
+"""
+
+
+def test_explain_reports_frames_and_elision(pycoro, tmp_path):
+    src = tmp_path / "prog.pc"
+    src.write_text(PROGRAM)
+    proc = pycoro("explain", src)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    # one row per coroutine: ABI, frame size, alignment
+    row = next(line for line in out.splitlines() if line.startswith("range "))
+    assert row.split()[:2] == ["range", "switch"] and row.split()[4] == "8"
+    # what lives in the frame, named after the source
+    assert "promise Generator<i64>" in out
+    for name in ("lo", "hi", "i", "resume function", "suspend index"):
+        assert f"\n  {name} " in out
+    # per call site: the loop's temporary generator is elided, the escaping one is not
+    assert "prog.pc:4:52  total   range      elided: lives in total's stack frame" in out
+    assert "prog.pc:5:21  kept    range      heap-allocated" in out
+
+
+def test_explain_without_coroutines(pycoro, tmp_path):
+    src = tmp_path / "plain.pc"
+    src.write_text("fn main() { print(1); }\n")
+    proc = pycoro("explain", src)
+    assert (proc.returncode, proc.stdout.strip()) == (0, f"{src}: no coroutines")
