@@ -78,3 +78,26 @@ def test_check_leaks_passes_when_every_frame_is_destroyed(pycoro, tmp_path):
     src.write_text('import "std/iter";\nfn main() { var g = range(0, 3); g.next(); for v in range(0, 2) {} }\n')
     proc = pycoro("run", "--check-leaks", "-O0", src)
     assert proc.returncode == 0, proc.stderr
+
+
+TASKS = """
+fn add(a: i64, b: i64) -> Task<i64> { co_return a + b; }
+fn chain(n: i64) -> Task<i64> { if n == 0 { co_return 0; } let r = await chain(n - 1); co_return r + 1; }
+fn sum(n: i64) -> Task<i64> { var s: i64 = 0; for i in 0..n { s += await add(s, i); } co_return s; }
+fn evens(n: i64) -> Generator<i64> { for i in 0..n { if i % 2 == 0 { yield i; } } }
+fn main() { print(block_on(sum(10)), block_on(chain(10))); for v in evens(4) { print(v); } }
+"""
+
+
+def test_calls_the_language_guarantees_to_finish_are_coro_elide_safe(pycoro, tmp_path):
+    emitted = _emit(pycoro, tmp_path, TASKS, "llvm")
+    marked = [line for line in emitted.splitlines() if "coro_elide_safe" in line]
+    # `await add(…)`, `await chain(…)` and `for v in evens(…)`; not block_on's argument
+    assert len(marked) == 3
+    assert all(any(f'@"pc.{name}"' in line for name in ("add", "chain", "evens")) for line in marked)
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_symmetric_transfer_is_a_tail_call(pycoro, tmp_path, level):
+    lowered = _emit(pycoro, tmp_path, TASKS, "lowered", level)
+    assert "musttail call" in lowered

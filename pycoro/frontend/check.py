@@ -528,6 +528,8 @@ class BodyChecker:
         if it is ERROR:
             self.loop_body(s.body, lambda: self.declare(s, s.var, ERROR, False))
             return
+        if isinstance(s.iter, ast.Call) and isinstance(it, PromiseT) and self.inst is not None:
+            self.inst.elide_safe.add(id(s.iter))   # the for statement owns and destroys it
         nxt, val = self.p.find_method(it, "next"), self.p.find_method(it, "value")
         if nxt is None or val is None:
             self.r.error(M.not_iterable(it), s.iter.span)
@@ -1068,6 +1070,8 @@ class BodyChecker:
         coro = self.inst.coro if self.inst else None
         if operand is ERROR or coro is None:
             return ERROR
+        if isinstance(e.operand, ast.Call) and isinstance(operand, PromiseT):
+            self.inst.elide_safe.add(id(e.operand))   # awaited to completion, then destroyed
         transform = self.p.promise_hook(coro.promise, "await_transform")
         awaiter = operand
         if transform is not None:

@@ -75,6 +75,9 @@ class FnInstance:
     hooks: dict[ast.Node, "FnInstance"] = field(default_factory=dict)   # yield/co_return → promise hook
     consumed: set[int] = field(default_factory=set)   # ids of owning expressions moved into their context
     awaits: dict[ast.Node, AwaitInfo] = field(default_factory=dict)
+    # ids of coroutine calls whose frame certainly ends within the caller
+    # (`await f(…)` of a temporary task, `for v in g(…)` of a temporary generator)
+    elide_safe: set[int] = field(default_factory=set)
 
     @property
     def is_extern(self) -> bool:

@@ -22,7 +22,8 @@ from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, Floa
 from ..frontend.layout import is_aggregate, size_align
 from . import intrinsics
 from .coro.base import emitter_for, handle_ops
-from .llvmcompat import EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep, global_string
+from .llvmcompat import (EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep,
+                         global_string, mark_elide_safe)
 from .runtime import NORETURN, RUNTIME, symbol as rt_symbol
 
 _FLOAT_TYPES = {32: ir.FloatType(), 64: ir.DoubleType()}
@@ -895,7 +896,7 @@ class FnGen:
         args += self.arguments(e.args, [t for _, t in params])
         for a in e.args[len(params):]:
             args.append(self.c_vararg(a))
-        return self.call(fn, args, e.span)
+        return self.call(fn, args, e.span, elide_safe=id(e) in self.inst.elide_safe)
 
     def arguments(self, exprs, types: list[Type]) -> list[ir.Value]:
         """Evaluate every argument in order; a `void` one is evaluated but takes no slot."""
@@ -906,11 +907,14 @@ class FnGen:
                 values.append(v)
         return values
 
-    def call(self, fn: FnInstance, args: list[ir.Value], span=None) -> ir.Value | None:
+    def call(self, fn: FnInstance, args: list[ir.Value], span=None, elide_safe: bool = False) -> ir.Value | None:
         if self.mg.explain and fn.coro is not None:
             args = args + [I32(len(self.mg.sites))]
             self.mg.sites.append((self.inst, span or self.current_span, fn))
-        return self.call_with(self.mg.declare(fn), args, fn.ret)
+        result = self.call_with(self.mg.declare(fn), args, fn.ret)
+        if elide_safe:
+            mark_elide_safe(self.b.block.instructions[-1])
+        return result
 
     def call_with(self, callee, args: list[ir.Value], ret: Type) -> ir.Value | None:
         """Call with pycoro's convention: an aggregate result comes back in a temporary."""

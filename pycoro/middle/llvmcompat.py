@@ -91,3 +91,10 @@ def mark_presplit_coroutine(fn: ir.Function) -> None:
     """Tell CoroSplit that `fn` is a coroutine still to be split."""
     fn.attributes._known = fn.attributes._known | {"presplitcoroutine"}
     fn.attributes.add("presplitcoroutine")
+
+
+def mark_elide_safe(call: ir.CallInstr) -> None:
+    """`call … coro_elide_safe`: the callee's frame may live in the caller's frame
+    (CoroAnnotationElide), because the language guarantees it ends in the caller."""
+    call.attributes._known = call.attributes._known | {"coro_elide_safe"}
+    call.attributes.add("coro_elide_safe")
