@@ -293,7 +293,8 @@ class ProgramChecker:
         if not isinstance(ret, PromiseT):
             if ret is not ERROR:
                 self.reporter.error(M.coroutine_return_type(decl.name, ret),
-                                    decl.ret.span if decl.ret else span_of(decl))
+                                    decl.ret.span if decl.ret else span_of(decl),
+                                    hint=M.coroutine_return_hint())
             return None
         modes = {s.point: s.mode for s in ret.decl.suspends}
         return CoroutineInfo(
@@ -301,7 +302,19 @@ class ProgramChecker:
             initial_suspend=modes.get("initial", "suspend") == "suspend",
             final_suspend=modes.get("final", "suspend") == "suspend",
             return_void=self.promise_hook(ret, "return_void"),
-            final_transfer=self.promise_hook(ret, "final_suspend"))
+            final_transfer=self.promise_hook(ret, "final_suspend"),
+            allocate=self._allocator_hook(ret, "allocate", [U64], PtrT(PRIMITIVES["u8"])),
+            deallocate=self._allocator_hook(ret, "deallocate", [PtrT(PRIMITIVES["u8"])], VOID))
+
+    def _allocator_hook(self, t: PromiseT, name: str, params: list[Type], ret: Type) -> FnInstance | None:
+        hook = self.promise_hook(t, name)
+        if hook is None:
+            return None
+        if hook.self_mode is not None or [p for _, p in hook.params] != params or hook.ret != ret:
+            want = f"fn {name}({', '.join(map(str, params))})" + (f" -> {ret}" if ret != VOID else "")
+            self.reporter.error(M.bad_hook(name, want), span_of(hook.decl))
+            return None
+        return hook
 
     def find_method(self, recv: Type, name: str) -> _Method | None:
         for impl in self.ns.impls:
@@ -614,7 +627,8 @@ class BodyChecker:
             return ERROR
         hook = self.p.promise_hook(coro.promise, hook_name)
         if hook is None:
-            self.r.error(M.missing_hook(coro.promise.decl.name, hook_name, what), node.span)
+            self.r.error(M.missing_hook(coro.promise.decl.name, hook_name, what), node.span,
+                         hint=M.hook_hint(coro.promise.decl.name, hook_name))
             if value is not None:
                 self.check_expr(value, None)
             return ERROR
@@ -1050,7 +1064,8 @@ class BodyChecker:
             return ERROR
         hook = self.p.promise_hook(coro.promise, "yield_from")
         if hook is None:
-            self.r.error(M.missing_hook(coro.promise.decl.name, "yield_from", "`yield from`"), e.span)
+            self.r.error(M.missing_hook(coro.promise.decl.name, "yield_from", "`yield from`"), e.span,
+                         hint=M.hook_hint(coro.promise.decl.name, "yield_from"))
             return ERROR
         if len(hook.params) != 2 or hook.params[1][1] != PtrT(inner):
             want = hook.params[1][1].elem if len(hook.params) == 2 and isinstance(hook.params[1][1], PtrT) else "?"

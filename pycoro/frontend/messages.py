@@ -113,3 +113,15 @@ def awaiter_needs(missing: list[str]) -> str:
     need = ("`fn await_ready(mut self) -> bool`, `fn await_suspend(mut self, h: Handle)` "
             "(returning nothing, `bool` or `Handle`) and `fn await_resume(mut self) -> T`")
     return f"an awaiter needs {need}" + (f"; missing: {', '.join(missing)}" if missing else "")
+def bad_hook(name: str, want: str) -> str: return f"promise hook `{name}` must be declared `{want}`"
+def coroutine_return_hint() -> str:
+    return ("a function whose body has `yield`, `await` or `co_return` is a coroutine; "
+            "declare its result as a promise handle, e.g. `-> Generator<i64>` or `-> Task<i64>`")
+_HOOK_SIGNATURES = {
+    "yield_value": "fn yield_value(mut self, v: T)",
+    "return_value": "fn return_value(mut self, v: T)",
+    "return_void": "fn return_void(mut self)",
+    "yield_from": "fn yield_from(mut self, inner: ptr<G>) -> W  (W an awaiter; see the prelude's Generator)",
+}
+def hook_hint(promise: str, hook: str) -> str:
+    return f"add `{_HOOK_SIGNATURES.get(hook, hook)}` to `promise {promise}`"

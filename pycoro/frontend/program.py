@@ -34,6 +34,8 @@ class CoroutineInfo:
     final_suspend: bool
     return_void: "FnInstance | None"   # called when the body falls off its end
     final_transfer: "FnInstance | None" = None  # `final_suspend(mut self) -> Handle`: transfer at the end
+    allocate: "FnInstance | None" = None        # `allocate(size: u64) -> ptr<u8>`: the frame's memory
+    deallocate: "FnInstance | None" = None      # `deallocate(p: ptr<u8>)`
 
 
 @dataclass(frozen=True)

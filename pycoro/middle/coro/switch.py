@@ -54,8 +54,11 @@ class SwitchEmitter(CoroutineEmitter):
         b.cbranch(need, alloc_bb, begin_bb)
         b.position_at_end(alloc_bb)
         size = b.call(self._intrinsic("llvm.coro.size.i64"), [], name="size")
-        site = [fg.fn.args[-1]] if fg.mg.explain else []   # see ModuleGen.explain
-        mem = b.call(fg.mg.runtime("coro_alloc"), [size] + site, name="mem")
+        if self.info.allocate is not None and not fg.mg.explain:
+            mem = fg.call(self.info.allocate, [size])   # the promise's own allocator
+        else:
+            site = [fg.fn.args[-1]] if fg.mg.explain else []   # see ModuleGen.explain
+            mem = b.call(fg.mg.runtime("coro_alloc"), [size] + site, name="mem")
         b.branch(begin_bb)
         b.position_at_end(begin_bb)
         frame = b.phi(PTR, name="frame")
@@ -172,7 +175,16 @@ class SwitchEmitter(CoroutineEmitter):
             b.branch(self.cleanup_bb)
         b.position_at_end(self.cleanup_bb)
         mem = b.call(self._intrinsic("llvm.coro.free"), [self.id, self.handle], name="mem.free")
-        b.call(fg.mg.runtime("coro_free"), [mem])
+        if self.info.deallocate is not None and not fg.mg.explain:
+            # null when the frame was elided into the caller's stack frame
+            heap, done = fg.block("coro.dealloc"), fg.block("coro.freed")
+            b.cbranch(b.icmp_unsigned("!=", mem, ir.Constant(PTR, None)), heap, done)
+            b.position_at_end(heap)
+            fg.call(self.info.deallocate, [mem])
+            b.branch(done)
+            b.position_at_end(done)
+        else:
+            b.call(fg.mg.runtime("coro_free"), [mem])
         b.branch(self.ret_bb)
         b.position_at_end(self.ret_bb)
         b.call(self._intrinsic("llvm.coro.end"), [self.handle, I1(0), TOKEN_NONE])
