@@ -201,7 +201,12 @@ def handle_op(fg, name: str, handle: ir.Value | None, promise_align: int,
             done = b.call(declare("llvm.coro.done"), [handle])
             fg.check(b.not_(done), lambda: fg.panic(b"resumed a finished coroutine", fg.current_span),
                      "resume")
-        b.call(declare("llvm.coro.resume"), [handle])
+            b.call(declare("llvm.coro.resume"), [handle])
+        else:
+            # Out of line: an owning `g.resume()` next to a `Handle.resume()` (the
+            # generator's `next`) must stay two calls, or SimplifyCFG merges them
+            # into one resume of a select that CoroElide cannot devirtualize.
+            b.call(_resume_handle(fg.mg), [handle])
         return None
     if name == "noop":
         return b.call(declare("llvm.coro.noop"), [])
@@ -213,3 +218,16 @@ def handle_op(fg, name: str, handle: ir.Value | None, promise_align: int,
     if name == "promise":
         return b.call(declare("llvm.coro.promise"), [handle, I32(promise_align), I1(0)])
     return handle  # handle(): the same frame, not owned
+
+
+def _resume_handle(mg) -> ir.Function:
+    name = "pc.resume.handle"
+    fn = mg.module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(mg.module, ir.FunctionType(ir.VoidType(), [PTR]), name)
+        fn.linkage = "internal"
+        fn.attributes.add("noinline")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        b.call(intrinsics.declare(mg.module, "llvm.coro.resume"), [fn.args[0]])
+        b.ret_void()
+    return fn
