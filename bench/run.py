@@ -1,0 +1,116 @@
+"""Build every workload in pycoro and in its anchors, time them in one run, print a table.
+
+    python bench/run.py [--rounds 7] [WORKLOAD …]
+
+Each program times its own loop (compilation and start-up excluded) and
+prints `checksum` and `ns_per_item`; rounds are interleaved so that noise
+hits every column alike, and the table shows medians and pycoro's ratio to
+the best anchor. Anchors that cannot be built here (no clang++-19, no numba)
+are left out of the row with a note, never faked. See bench/README.md.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORKLOADS = HERE / "workloads"
+ANCHORS = HERE / "anchors"
+
+# workload → (unit, anchors it has, target in words)
+TABLE = {
+    "gen_sum": ("ns/item", ["c", "cpp", "numba"], "at or below the best anchor"),
+    "gen_pipeline": ("ns/output", ["c", "cpp", "numba"], "at or below clang++"),
+    "tree_walk": ("ns/node", ["c", "cpp"], "10x faster than clang++"),
+    "task_chain": ("ns/task", ["cpp"], "at or below clang++"),
+}
+
+
+def cxx() -> str | None:
+    for name in ("clang++-19", "clang++"):
+        if shutil.which(name):
+            return name
+    return None
+
+
+def build(workload: str, tmp: Path) -> dict[str, list[str]]:
+    """The command that runs each variant, for the variants that could be built."""
+    runs: dict[str, list[str]] = {}
+    exe = tmp / f"{workload}.pycoro"
+    subprocess.run([sys.executable, "-m", "pycoro", "build", "-O2", f"{workload}.pc", "-o", str(exe)],
+                   cwd=WORKLOADS, check=True)
+    runs["pycoro"] = [str(exe)]
+    anchors = TABLE[workload][1]
+    if "c" in anchors and (ANCHORS / f"{workload}.c").exists():
+        out = tmp / f"{workload}.c"
+        subprocess.run(["cc", "-O2", str(ANCHORS / f"{workload}.c"), "-o", str(out)], check=True)
+        runs["C"] = [str(out)]
+    if "cpp" in anchors and cxx():
+        out = tmp / f"{workload}.cpp"
+        subprocess.run([cxx(), "-O2", "-std=c++20", str(ANCHORS / f"{workload}.cpp"), "-o", str(out)],
+                       check=True)
+        runs[cxx()] = [str(out)]
+    if "numba" in anchors:
+        try:
+            import numba  # noqa: F401
+            runs["numba"] = [sys.executable, str(ANCHORS / "numba_anchors.py"), workload]
+        except ImportError:
+            pass
+    return runs
+
+
+def measure(command: list[str]) -> tuple[str, float]:
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    fields = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    return fields["checksum"], float(fields["ns_per_item"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("workloads", nargs="*", default=list(TABLE))
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmpdir:
+        for workload in args.workloads:
+            runs = build(workload, Path(tmpdir))
+            times: dict[str, list[float]] = {name: [] for name in runs}
+            checksums: dict[str, str] = {}
+            for _ in range(args.rounds):           # interleaved rounds
+                for name, command in runs.items():
+                    checksum, ns = measure(command)
+                    checksums[name] = checksum
+                    times[name].append(ns)
+            if len(set(checksums.values())) != 1:
+                print(f"{workload}: checksums differ: {checksums}", file=sys.stderr)
+                return 1
+            medians = {name: statistics.median(t) for name, t in times.items()}
+            rows.append((workload, medians))
+    print_table(rows)
+    return 0
+
+
+def print_table(rows) -> None:
+    columns = ["pycoro", "C", "clang++-19", "clang++", "numba"]
+    present = [c for c in columns if any(c in m for _, m in rows)]
+    header = ["workload", "unit"] + present + ["pycoro / best anchor", "target"]
+    body = []
+    for workload, medians in rows:
+        unit, _, target = TABLE[workload]
+        anchors = {k: v for k, v in medians.items() if k != "pycoro"}
+        best = min(anchors.values()) if anchors else None
+        cells = [workload, unit] + [f"{medians[c]:.3g}" if c in medians else "-" for c in present]
+        cells += [f"{medians['pycoro'] / best:.2f}x" if best else "-", target]
+        body.append(cells)
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    for r in [header, ["-" * w for w in widths]] + body:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
