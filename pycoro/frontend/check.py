@@ -84,6 +84,8 @@ class ProgramChecker:
         while self.queue:
             inst, subst = self.queue.pop()
             BodyChecker(self, inst, subst).check_body()
+        for inst in list(self.instances.values()):
+            _mark_elide_safe(inst)
         main = self._find_main(need_main, main_file)
         return CheckedProgram(list(self.instances.values()), list(self.globals.values()), main,
                               self.struct_fields)
@@ -341,6 +343,34 @@ class ProgramChecker:
 MAX_TYPE_SIZE = 200
 
 
+def _mark_elide_safe(inst: FnInstance) -> None:
+    """Coroutine calls whose frame certainly dies before the caller returns, so
+    LLVM may place it in the caller's frame (`coro_elide_safe`):
+    - a temporary: destroyed at the end of its statement (`for v in g(…)`,
+      `await f(…)`, `g(…).next()`);
+    - an argument of a call that is itself safe, or of an ordinary function,
+      when the callee never moves that parameter: it dies with the callee
+      (`sum(take(map(range(0, n), f), k))`)."""
+    def visit(call: ast.Call, safe: bool) -> None:
+        if safe and isinstance(inst.types.get(call), PromiseT):
+            inst.elide_safe.add(id(call))
+        target = inst.calls.get(call)
+        if not isinstance(target, DirectCall) or target.fn.is_extern:
+            return
+        callee_safe = target.fn.coro is None or id(call) in inst.elide_safe
+        offset = 1 if target.receiver is not None else 0
+        for i, arg in enumerate(call.args):
+            if isinstance(arg, ast.Call):
+                visit(arg, callee_safe and (i + offset) not in target.fn.moved_params)
+
+    for call in inst.calls:
+        if isinstance(inst.types.get(call), PromiseT) and id(call) not in inst.consumed:
+            inst.elide_safe.add(id(call))
+    for call in inst.calls:
+        if isinstance(call, ast.Call):
+            visit(call, id(call) in inst.elide_safe)
+
+
 _COROUTINE_NODES = (ast.Yield, ast.YieldFrom, ast.CoReturn, ast.Await)
 
 
@@ -442,8 +472,9 @@ class BodyChecker:
         for param, (name, t) in zip((p for p in inst.decl.params), inst.params):
             mutable = param.is_self and param.mut_self
             # `self` is borrowed from the caller; any other handle parameter is owned.
-            self.declare(param, name, t.elem if param.is_self and param.mut_self else t, mutable, True,
-                         owned=not param.is_self)
+            var = self.declare(param, name, t.elem if param.is_self and param.mut_self else t, mutable,
+                               True, owned=not param.is_self)
+            var.param_index = len([v for v in inst.locals.values() if v.is_param]) - 1
         self.check_block(inst.decl.body, new_scope=False)
         if inst.ret not in (VOID, ERROR) and not _is_coroutine(inst.decl) \
                 and not _always_returns(inst.decl.body):
@@ -730,6 +761,8 @@ class BodyChecker:
             if var.loop_depth < self.loop_nesting:
                 self.r.error(M.move_in_loop(e.name), e.span)
             self.moved[id(var)] = (var, e.span)
+            if var.is_param:
+                self.inst.moved_params.add(var.param_index)
         elif isinstance(e, (ast.Field, ast.Index)):
             self.r.error(M.move_out_of_place(), e.span)
 

@@ -21,6 +21,7 @@ class LocalVar:
     mutable: bool
     is_param: bool = False
     loop_depth: int = 0      # loops around its declaration (a move out of a loop is an error)
+    param_index: int = -1    # for a parameter: its position
     owned: bool = False      # holds an owning coroutine handle it must destroy
 
 
@@ -80,6 +81,7 @@ class FnInstance:
     # ids of coroutine calls whose frame certainly ends within the caller
     # (`await f(…)` of a temporary task, `for v in g(…)` of a temporary generator)
     elide_safe: set[int] = field(default_factory=set)
+    moved_params: set[int] = field(default_factory=set)   # parameters the body moves elsewhere
 
     @property
     def is_extern(self) -> bool:
