@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from . import ast
 from . import messages as M
-from .layout import MAX_TYPE_BYTES, is_aggregate, size_align
+from .layout import MAX_TYPE_BYTES, is_aggregate, owns, size_align
 from .program import (AwaitInfo, BuiltinCall, CheckedProgram, CoroutineInfo, DirectCall, FnInstance,
                       GlobalVar, HandleCall, IndirectCall, IterProtocol, LocalVar)
 from .resolve import BUILTIN_FUNCTIONS, Namespace, span_of
@@ -136,7 +136,7 @@ class ProgramChecker:
                 t = self.resolve_type(elem, subst)
                 if t is ERROR:
                     return ERROR
-                if isinstance(t, PromiseT):
+                if owns(t, self.struct_fields):
                     self.reporter.error(M.owning_in_aggregate(t), texpr.span)
                     return ERROR
                 return self._sized(ArrayT(t, size), texpr.span)
@@ -166,8 +166,6 @@ class ProgramChecker:
         fields = [(f.name, self.resolve_type(f.type, subst)) for f in t.decl.fields]
         seen: set[str] = set()
         for f, (name, ft) in zip(t.decl.fields, fields):
-            if isinstance(ft, PromiseT) and not t.decl.name.endswith(".promise"):
-                self.reporter.error(M.owning_in_aggregate(ft), f.span)
             if name in seen:
                 self.reporter.error(M.duplicate_field(name), f.span)
             seen.add(name)
@@ -198,7 +196,7 @@ class ProgramChecker:
             t = ERROR
         if decl.init is not None and not _is_constant(decl.init):
             self.reporter.error(M.global_not_const(), decl.init.span)
-        if isinstance(t, PromiseT):
+        if t is not ERROR and owns(t, self.struct_fields):
             self.reporter.error(M.owning_in_aggregate(t), span_of(decl))
             t = ERROR
         self.globals[decl.name] = GlobalVar(decl, t, f"pc.{decl.name}")
@@ -450,7 +448,7 @@ class BodyChecker:
     def declare(self, node: ast.Node, name: str, t: Type, mutable: bool, is_param: bool = False,
                 owned: bool = True) -> LocalVar:
         var = LocalVar(name, t, mutable, is_param, self.loop_nesting,
-                       owned=owned and isinstance(t, PromiseT))
+                       owned=owned and t is not ERROR and owns(t, self.p.struct_fields))
         self.scopes[-1][name] = var
         if self.inst is not None:
             self.inst.locals[node] = var
@@ -751,7 +749,7 @@ class BodyChecker:
     def consume(self, e: ast.Expr, t: Type) -> None:
         """`e` moves into its context (a variable, an argument, a return): an owning
         handle leaves the variable that held it."""
-        if not isinstance(t, PromiseT) or self.inst is None:
+        if self.inst is None or t is ERROR or not owns(t, self.p.struct_fields):
             return
         self.inst.consumed.add(id(e))
         if isinstance(e, ast.Name):

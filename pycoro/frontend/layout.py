@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
-from .types import BOOL, VOID, ArrayT, FloatT, IntT, StructT, Type
+from .types import BOOL, VOID, ArrayT, FloatT, IntT, PromiseT, StructT, Type
 
 POINTER_SIZE = 8
 
@@ -47,3 +47,14 @@ def _compute(t: Type, fields) -> tuple[int, int]:
 def is_aggregate(t: Type) -> bool:
     """Values that live in memory and are copied with memcpy (never first-class in LLVM)."""
     return isinstance(t, (StructT, ArrayT))
+
+
+@functools.cache
+def owns(t: Type, fields: Callable[[StructT], list[tuple[str, Type]]]) -> bool:
+    """Whether a value of type t holds an owning coroutine handle, directly or in a field:
+    destroying it destroys those coroutines; moving it empties its source."""
+    if isinstance(t, PromiseT):
+        return True
+    if isinstance(t, StructT) and not t.decl.name.endswith(".promise"):
+        return any(owns(ft, fields) for _, ft in fields(t))
+    return False

@@ -19,7 +19,7 @@ from ..frontend.program import (BuiltinCall, CheckedProgram, DirectCall, FnInsta
                                 HandleCall, IndirectCall, LocalVar)
 from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
                               PromiseT, PtrT, Simple, StructT, Type)
-from ..frontend.layout import is_aggregate, size_align
+from ..frontend.layout import is_aggregate, owns, size_align
 from . import intrinsics
 from .coro.base import emitter_for, handle_ops
 from .llvmcompat import (EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep,
@@ -359,7 +359,7 @@ class FnGen:
                 self.slots[id(var)] = arg
             else:
                 self.b.store(arg, self.slot(var))
-        self.scopes.append([("drop", self.slot(v)) for v in
+        self.scopes.append([("drop", (self.slot(v), v.type)) for v in
                             (self.inst.locals[p] for p in self.inst.decl.params) if v.owned])
         if self.inst.coro is not None:
             self.coro = emitter_for(self, self.inst.coro)
@@ -395,15 +395,21 @@ class FnGen:
             if kind == "defer":
                 self.emit_stmt(what)
             else:
-                self.drop(what)
+                self.drop(*what)
 
     def unwind_to(self, depth: int) -> None:
         """Run the cleanups of every scope deeper than `depth`, innermost first."""
         for scope in reversed(self.scopes[depth:]):
             self.run_cleanups(scope)
 
-    def drop(self, slot: ir.Value) -> None:
-        """Destroy the coroutine an owning slot holds, unless it was moved out (null)."""
+    def drop(self, slot: ir.Value, t: Type) -> None:
+        """Destroy the coroutines a value holds: a handle, or a struct's handle fields."""
+        if isinstance(t, StructT):
+            for i, (name, ft) in enumerate(self.mg.p.struct_fields(t)):
+                if owns(ft, self.mg.p.struct_fields):
+                    self.drop(field_ptr(self.b, slot, self.mg.llvm(t), i, name), ft)
+            return
+        # a handle: null once moved out
         handle = self.b.load(slot, typ=PTR)
         live, done = self.block("drop"), self.block("drop.done")
         self.b.cbranch(self.b.icmp_unsigned("!=", handle, ir.Constant(PTR, None)), live, done)
@@ -435,16 +441,15 @@ class FnGen:
         else:
             self.store(self.expr(s.init), slot, var.type)
         if var.owned:
-            self.scopes[-1].append(("drop", slot))
+            self.scopes[-1].append(("drop", (slot, var.type)))
 
     def stmt_Assign(self, s: ast.Assign) -> None:
         t = self.type_of(s.target)
         if s.op == "=":
             value = self.expr(s.value)
             target = self.place(s.target)
-            ref = self.inst.refs.get(s.target)
-            if isinstance(ref, LocalVar) and ref.owned:
-                self.drop(target)  # the variable's previous coroutine, if it still has one
+            if owns(t, self.mg.p.struct_fields):
+                self.drop(target, t)  # the coroutines the place held before, if it still has them
             self.store(value, target, t)
             return
         ptr = self.place(s.target)
@@ -698,22 +703,26 @@ class FnGen:
         value = getattr(self, f"expr_{type(e).__name__}")(e)
         if value is None:
             return self.empty()
-        if isinstance(self.types.get(e), PromiseT):
-            self.own(e, value)
+        t = self.types.get(e)
+        if t is not None and t is not ERROR and owns(t, self.mg.p.struct_fields):
+            self.own(e, value, t)
         return value
 
-    def own(self, e: ast.Expr, handle: ir.Value) -> None:
-        """Ownership of a coroutine handle: a move empties the variable it leaves; an
+    def own(self, e: ast.Expr, value: ir.Value, t: Type) -> None:
+        """Ownership of coroutine handles: a move empties the variable it leaves; an
         owning value nobody takes is a temporary, destroyed at the end of the statement."""
         consumed = id(e) in self.inst.consumed
         if isinstance(e, ast.Name):
             ref = self.inst.refs.get(e)
             if consumed and isinstance(ref, LocalVar) and ref.owned:
-                self.b.store(ir.Constant(PTR, None), self.slot(ref))
+                self.zero(self.slot(ref), t)
         elif isinstance(e, ast.Call) and not consumed and not isinstance(self.inst.calls.get(e), HandleCall):
-            temp = self.alloca(self.types[e], "temp")
-            self.b.store(handle, temp)
-            self.scopes[-1].append(("temp", temp))
+            if is_aggregate(t):
+                temp = value   # already the call's own result temporary
+            else:
+                temp = self.alloca(t, "temp")
+                self.b.store(value, temp)
+            self.scopes[-1].append(("temp", (temp, t)))
 
     def expr_IntLit(self, e: ast.IntLit) -> ir.Value:
         t = self.type_of(e)
