@@ -1062,11 +1062,6 @@ class BodyChecker:
             return ERROR
         return ArrayT(elem, len(e.elems))
 
-    def _coroutine_only(self, e: ast.Expr, what: str) -> Type:
-        self.r.error(M.not_supported_yet(what), e.span,
-                     hint="coroutines arrive with the switched-resume milestone")
-        return ERROR
-
     def expr_Yield(self, e: ast.Yield, expected: Type | None) -> Type:
         if self.defers:
             self.r.error(M.jump_out_of_defer("yield"), e.span)
@@ -1149,7 +1144,8 @@ class BodyChecker:
         return AwaitInfo(transform, awaiter, ready, suspend, resume, kind)
 
     def expr_Spawn(self, e, expected):
-        return self._coroutine_only(e, "`spawn`")
+        self.r.error(M.not_supported_yet("`spawn`"), e.span, hint="`spawn` starts an `async fn` task; async functions are the next milestone")
+        return ERROR
 
     # ------------------------------------------------------------------ calls
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..frontend import ast
-from ..frontend.program import (BuiltinCall, CheckedProgram, DirectCall, FnInstance, GlobalVar,
+from ..frontend.program import (BuiltinCall, CheckedProgram, FnInstance, GlobalVar,
                                 HandleCall, IndirectCall, LocalVar)
 from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
-                              PromiseT, PtrT, Simple, StructT, Type)
+                              PromiseT, PtrT, StructT, Type)
 from ..frontend.layout import is_aggregate, owns, size_align
 from . import intrinsics
 from .coro.base import emitter_for, handle_ops
