@@ -275,9 +275,6 @@ class ProgramChecker:
             self.reporter.error(M.not_supported_yet(f"`abi {abi}`"), decl.abi.span)
         elif abi != "switch":
             self.reporter.error(M.unknown_abi(abi), decl.abi.span)
-        for s in decl.suspends:
-            if s.point == "final" and s.mode == "run":
-                self.reporter.error(M.not_supported_yet("`final run;`"), s.span)
 
     def promise_state(self, t: PromiseT) -> StructT:
         return StructT(self._states[t.decl], t.args)

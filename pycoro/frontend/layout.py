@@ -54,7 +54,9 @@ def owns(t: Type, fields: Callable[[StructT], list[tuple[str, Type]]]) -> bool:
     """Whether a value of type t holds an owning coroutine handle, directly or in a field:
     destroying it destroys those coroutines; moving it empties its source."""
     if isinstance(t, PromiseT):
-        return True
+        # `final run;`: the coroutine frees itself when it ends, so its handle is
+        # not an owner (like a detached C++ task)
+        return not any(s.point == "final" and s.mode == "run" for s in t.decl.suspends)
     if isinstance(t, StructT) and not t.decl.name.endswith(".promise"):
         return any(owns(ft, fields) for _, ft in fields(t))
     return False
