@@ -369,7 +369,7 @@ def _mark_elide_safe(inst: FnInstance) -> None:
 _COROUTINE_NODES = (ast.Yield, ast.YieldFrom, ast.CoReturn, ast.Await)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
 def _is_coroutine(decl: ast.FnDecl) -> bool:
     """A function whose body has `yield`, `yield from`, `co_return` or (outside an
     `async fn`) `await` (LANGUAGE.md §5)."""
@@ -397,7 +397,7 @@ def _is_constant(e: ast.Expr) -> bool:
     return False
 
 
-@functools.cache
+@functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
 def _is_literalish(e: ast.Expr) -> bool:
     """An expression whose type comes from its context (an unsuffixed literal)."""
     match e:

@@ -17,7 +17,7 @@ POINTER_SIZE = 8
 MAX_TYPE_BYTES = 1 << 30
 
 
-@functools.cache
+@functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
 def size_align(t: Type, fields: Callable[[StructT], list[tuple[str, Type]]]) -> tuple[int, int]:
     """(size, alignment) in bytes; `fields` gives a struct's field types."""
     return _compute(t, fields)
@@ -49,7 +49,7 @@ def is_aggregate(t: Type) -> bool:
     return isinstance(t, (StructT, ArrayT))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
 def owns(t: Type, fields: Callable[[StructT], list[tuple[str, Type]]]) -> bool:
     """Whether a value of type t holds an owning coroutine handle, directly or in a field:
     destroying it destroys those coroutines; moving it empties its source."""

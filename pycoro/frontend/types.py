@@ -170,7 +170,7 @@ def _substitute(t: Type, subst: dict[str, Type]) -> Type:
     return t
 
 
-@functools.cache
+@functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
 def size(t: Type) -> int:
     """Nodes in `t` written out as a tree (`Duo<T, T>` counts T twice)."""
     match t:
@@ -181,7 +181,7 @@ def size(t: Type) -> int:
     return 1
 
 
-@functools.cache
+@functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
 def has_vars(t: Type) -> bool:
     match t:
         case TypeVar():
