@@ -101,3 +101,24 @@ def test_calls_the_language_guarantees_to_finish_are_coro_elide_safe(pycoro, tmp
 def test_symmetric_transfer_is_a_tail_call(pycoro, tmp_path, level):
     lowered = _emit(pycoro, tmp_path, TASKS, "lowered", level)
     assert "musttail call" in lowered
+
+
+def test_check_leaks_fails_naming_the_count(pycoro, tmp_path):
+    # `final run` coroutines free themselves when they end; these never end.
+    src = tmp_path / "leak.pc"
+    src.write_text("""
+struct Forever {}
+impl Forever {
+    fn await_ready(mut self) -> bool { return false; }
+    fn await_suspend(mut self, h: Handle) {}
+    fn await_resume(mut self) {}
+}
+promise Detached { abi switch; initial run; final run; fn return_void(mut self) {} }
+fn stuck() -> Detached { await Forever {}; }
+fn main() { stuck(); stuck(); print("done"); }
+""")
+    proc = pycoro("run", "-O0", "--check-leaks", src)
+    assert proc.stdout == "done\n"
+    assert proc.returncode == 1
+    assert "error: 2 coroutine frames leaked: allocated and never freed" in proc.stderr
+    assert pycoro("run", "-O0", src).returncode == 0   # without the flag, not an error

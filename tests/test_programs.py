@@ -38,3 +38,11 @@ def test_built_executable(path, pycoro, tmp_path):
     exp = read(path)
     _check_output(subprocess.run([exe], capture_output=True, text=True, cwd=path.parent, timeout=60),
                   exp, path)
+
+
+@pytest.mark.parametrize("path", [p for p in PROGRAMS if not read(p).errors], ids=lambda p: p.stem)
+def test_run_unoptimised_without_leaks(path, pycoro):
+    """At -O0 nothing is elided: every coroutine frame is on the heap, and must be freed."""
+    exp = read(path)
+    proc = pycoro("run", "-O0", "--check-leaks", path.name, cwd=path.parent)
+    _check_output(proc, exp, path)
