@@ -354,11 +354,13 @@ class FnGen:
                 continue
             arg = next(args)
             arg.name = name
-            if (param.is_self and param.mut_self) or is_aggregate(t):
-                # `mut self` is the caller's place; an aggregate is the caller's fresh copy
-                self.slots[id(var)] = arg
+            if param.is_self and param.mut_self:
+                self.slots[id(var)] = arg   # `mut self` is the caller's place
+            elif is_aggregate(t) and self.inst.coro is None:
+                self.slots[id(var)] = arg   # the caller's fresh copy, alive until we return
             else:
-                self.b.store(arg, self.slot(var))
+                # A coroutine outlives its ramp: it keeps its own copy (in its frame).
+                self.store(arg, self.slot(var), t)
         self.scopes.append([("drop", (self.slot(v), v.type)) for v in
                             (self.inst.locals[p] for p in self.inst.decl.params) if v.owned])
         if self.inst.coro is not None:
