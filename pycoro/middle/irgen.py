@@ -275,6 +275,7 @@ class FnGen:
         self.loops: list[_Loop] = []
         self.types = inst.types
         self.coro = None
+        self.temps: dict[int, ir.Value] = {}   # owning temporaries' slots, by expression
         self.current_span = inst.decl.span
         self.types_handle = HANDLE
 
@@ -616,9 +617,13 @@ class FnGen:
         elif self._is_mutable_place(e.operand):
             awaiter = self.place(e.operand)
         else:
-            # a copy: an owning operand stays a temporary of the statement
-            awaiter = self.alloca(info.awaiter, "awaiter")
-            self.store(self.expr(e.operand), awaiter, info.awaiter)
+            value = self.expr(e.operand)
+            temp = self.temps.get(id(e.operand))
+            if temp is not None:
+                awaiter = temp   # an owning temporary (`await f(…)`): await it in place
+            else:
+                awaiter = self.alloca(info.awaiter, "awaiter")
+                self.store(value, awaiter, info.awaiter)
         self.coro.await_(info, awaiter)
         return self.call(info.resume, [awaiter])
 
@@ -725,6 +730,7 @@ class FnGen:
                 temp = self.alloca(t, "temp")
                 self.b.store(value, temp)
             self.scopes[-1].append(("temp", (temp, t)))
+            self.temps[id(e)] = temp
 
     def expr_IntLit(self, e: ast.IntLit) -> ir.Value:
         t = self.type_of(e)
