@@ -71,28 +71,41 @@ class SwitchEmitter(CoroutineEmitter):
         self.ret_bb = fg.block("coro.ret")
         fg.zero(self._promise, state)
         if self.info.initial_suspend:
-            self._suspend_point("init", final=False, destroy=self.cleanup_bb)
+            # destroyed before it starts: its owned parameters are still destroyed
+            self._suspend("init")
 
     def promise(self) -> ir.Value:
         return self._promise
 
     def suspend(self, name: str) -> None:
-        destroy = self.fg.block(f"{name}.destroy")
-        self._suspend_point(name, final=False, destroy=destroy)
-        resume = self.fg.b.block
-        self.fg.b.position_at_end(destroy)
-        self.fg.unwind_to(0)
-        self.fg.b.branch(self.cleanup_bb)
-        self.fg.b.position_at_end(resume)
+        self._suspend(name)
 
-    def _suspend_point(self, name: str, final: bool, destroy: ir.Block) -> None:
-        b = self.fg.b
-        s = b.call(self._intrinsic("llvm.coro.suspend"), [TOKEN_NONE, I1(int(final))], name=f"{name}.state")
-        resume = self.fg.block(f"{name}.resume")
+    def _suspend(self, name: str, save=TOKEN_NONE) -> None:
+        """The one suspend point (as clang's emitSuspendExpression): on resume (0)
+        continue after it; on destroy (1) run every pending cleanup, innermost
+        first, then free the frame; otherwise return to whoever resumed us."""
+        fg, b = self.fg, self.fg.b
+        s = b.call(self._intrinsic("llvm.coro.suspend"), [save, I1(0)], name=f"{name}.state")
+        resume, destroy = fg.block(f"{name}.resume"), fg.block(f"{name}.destroy")
         switch = b.switch(s, self.ret_bb)
         switch.add_case(I8(0), resume)
         switch.add_case(I8(1), destroy)
+        b.position_at_end(destroy)
+        fg.unwind_to(0)
+        b.branch(self.cleanup_bb)
         b.position_at_end(resume)
+
+    def _final_suspend(self) -> None:
+        """The final suspend point: the body's scopes are already unwound, so a
+        destroy only frees the frame; resuming it is an error."""
+        b = self.fg.b
+        s = b.call(self._intrinsic("llvm.coro.suspend"), [self._final_save, I1(1)], name="final.state")
+        resumed = self.fg.block("final.resumed")
+        switch = b.switch(s, self.ret_bb)
+        switch.add_case(I8(0), resumed)
+        switch.add_case(I8(1), self.cleanup_bb)
+        b.position_at_end(resumed)
+        b.unreachable()
 
     def await_(self, info, awaiter: ir.Value) -> None:
         #   %ready = call i1 @W.await_ready(ptr %awaiter)
@@ -118,14 +131,8 @@ class SwitchEmitter(CoroutineEmitter):
             really = fg.block(f"{name}.really")
             b.cbranch(result, really, ready_bb)
             b.position_at_end(really)
-        destroy = fg.block(f"{name}.destroy")
-        s = b.call(self._intrinsic("llvm.coro.suspend"), [save, I1(0)], name=f"{name}.state")
-        switch = b.switch(s, self.ret_bb)
-        switch.add_case(I8(0), ready_bb)
-        switch.add_case(I8(1), destroy)
-        b.position_at_end(destroy)
-        fg.unwind_to(0)
-        b.branch(self.cleanup_bb)
+        self._suspend(name, save)
+        b.branch(ready_bb)
         b.position_at_end(ready_bb)
 
     def transfer(self, handle: ir.Value) -> None:
@@ -136,16 +143,7 @@ class SwitchEmitter(CoroutineEmitter):
         save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name=f"{name}.save")
         b.call(self._intrinsic("llvm.coro.await.suspend.handle"),
                [slot, self.handle, fg.mg.load_handle_wrapper()])
-        destroy = fg.block(f"{name}.destroy")
-        s = b.call(self._intrinsic("llvm.coro.suspend"), [save, I1(0)], name=f"{name}.state")
-        resume = fg.block(f"{name}.resume")
-        switch = b.switch(s, self.ret_bb)
-        switch.add_case(I8(0), resume)
-        switch.add_case(I8(1), destroy)
-        b.position_at_end(destroy)
-        fg.unwind_to(0)
-        b.branch(self.cleanup_bb)
-        b.position_at_end(resume)
+        self._suspend(name, save)
 
     def co_return(self) -> None:
         self.fg.b.branch(self.final_bb)
@@ -158,19 +156,13 @@ class SwitchEmitter(CoroutineEmitter):
         if self.info.final_transfer is not None:
             # `final_suspend(mut self) -> Handle`: symmetric transfer to the handle it
             # returns (a task's continuation), as a final suspend point.
-            save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name="final.save")
+            self._final_save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name="final.save")
             wrapper = fg.mg.await_wrapper(self.info.final_transfer, "handle")
             b.call(self._intrinsic("llvm.coro.await.suspend.handle"), [self._promise, self.handle, wrapper])
-            s = b.call(self._intrinsic("llvm.coro.suspend"), [save, I1(1)], name="final.state")
-            switch = b.switch(s, self.ret_bb)
-            unreachable = fg.block("final.resumed")
-            switch.add_case(I8(0), unreachable)
-            switch.add_case(I8(1), self.cleanup_bb)
-            b.position_at_end(unreachable)
-            b.unreachable()
+            self._final_suspend()
         elif self.info.final_suspend:
-            self._suspend_point("final", final=True, destroy=self.cleanup_bb)
-            b.unreachable()  # resuming a coroutine at its final suspend point is an error
+            self._final_save = TOKEN_NONE
+            self._final_suspend()
         else:
             b.branch(self.cleanup_bb)
         b.position_at_end(self.cleanup_bb)
