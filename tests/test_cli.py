@@ -104,3 +104,11 @@ def test_internal_error_is_status_70(hello, monkeypatch):
     assert "Traceback" not in result.output
 
 
+
+
+def test_one_process_compiles_the_same_program_twice(tmp_path):
+    src = tmp_path / "twice.pc"
+    src.write_text("struct P { x: i64 }\nfn g() -> Generator<P> { yield P { x: 1 }; }\n"
+                   "fn main() { for p in g() { print(p.x); } }\n")
+    for _ in range(2):
+        Compilation.from_file(str(src)).lowered()

@@ -40,7 +40,9 @@ class ModuleGen:
         # sites still allocate (llvmlite exposes no optimisation remarks).
         self.explain = explain
         self.sites: list[tuple[FnInstance, object, FnInstance]] = []  # caller, span, callee
-        self.module = ir.Module(name=name)
+        # A context of its own: named struct types would otherwise collide when one
+        # process compiles twice (the global context keeps them).
+        self.module = ir.Module(name=name, context=ir.Context())
         self.fns: dict[int, ir.Function] = {}
         self.structs: dict[StructT, ir.Type] = {}
         self.strings: dict[bytes, ir.GlobalVariable] = {}
