@@ -90,18 +90,19 @@ class Compilation:
                 fn.linkage = "internal"
         return module
 
-    def optimise(self, module: llvm.ModuleRef, machine: llvm.TargetMachine) -> llvm.ModuleRef:
+    def optimise(self, module: llvm.ModuleRef, machine: llvm.TargetMachine,
+                 level: int | None = None) -> llvm.ModuleRef:
+        """Target the module, verify it, and run the pipeline (at -O<level>, default the option's)."""
+        module.triple = machine.triple
+        module.data_layout = str(machine.target_data)
         _verify(module)
-        run_pipeline(module, machine, self.options.opt_level)
+        run_pipeline(module, machine, self.options.opt_level if level is None else level)
         return module
 
     # ---- artefacts
     def lowered(self, jit_mode: bool = False) -> tuple[llvm.ModuleRef, llvm.TargetMachine]:
         machine = targets.native_machine(self.options.opt_level, jit=jit_mode)
-        module = self.link_runtime(self.lower())
-        module.triple = machine.triple
-        module.data_layout = str(machine.target_data)
-        return self.optimise(module, machine), machine
+        return self.optimise(self.link_runtime(self.lower()), machine), machine
 
     def explain(self) -> tuple[list, list]:
         """Frames and elision, read back from LLVM's output (middle/explain.py)."""
@@ -110,14 +111,8 @@ class Compilation:
         gen = ModuleGen(program, self.display, explain=True)
         text = str(gen.generate(entry=True, internal=False))
         machine = targets.native_machine(self.options.opt_level)
-        lowered = {}
-        for level in (0, self.options.opt_level):
-            module = _parse_ir(text, self.display)
-            module.triple = machine.triple
-            module.data_layout = str(machine.target_data)
-            _verify(module)
-            run_pipeline(module, machine, level)
-            lowered[level] = module
+        lowered = {level: self.optimise(_parse_ir(text, self.display), machine, level)
+                   for level in (0, self.options.opt_level)}
         # The program's own coroutines, and the library's ones it calls.
         called = {id(callee) for _, _, callee in gen.sites}
         coroutines = [f for f in program.functions if f.coro is not None and

@@ -18,7 +18,7 @@ from .program import (AwaitInfo, BuiltinCall, CheckedProgram, CoroutineInfo, Dir
                       GlobalVar, HandleCall, IndirectCall, IterProtocol, LocalVar)
 from .resolve import BUILTIN_FUNCTIONS, Namespace, span_of
 from .types import (BOOL, ERROR, F64, HANDLE, I32, I64, NULL, STR, U64, VOID, ArrayT, FloatT,
-                    FnT, IntT, PRIMITIVES, PromiseT, PtrT, StructT, Type, TypeVar, has_vars,
+                    FnT, IntT, PRIMITIVES, PromiseT, PtrT, StructT, Type, TypeVar, abi_of, has_vars,
                     is_scalar, size, substitute, unify)
 from ..diagnostics import Reporter, Span
 
@@ -270,7 +270,7 @@ class ProgramChecker:
     # ------------------------------------------------------------------ promises
 
     def _check_promise_decl(self, decl: ast.PromiseDecl) -> None:
-        abi = decl.abi.name if decl.abi else "switch"
+        abi = abi_of(PromiseT(decl))
         if abi in ("retcon", "retcon_once"):
             self.reporter.error(M.not_supported_yet(f"`abi {abi}`"), decl.abi.span)
         elif abi != "switch":
@@ -295,7 +295,7 @@ class ProgramChecker:
             return None
         modes = {s.point: s.mode for s in ret.decl.suspends}
         return CoroutineInfo(
-            abi="switch", promise=ret, state=self.promise_state(ret),
+            abi=abi_of(ret), promise=ret, state=self.promise_state(ret),
             initial_suspend=modes.get("initial", "suspend") == "suspend",
             final_suspend=modes.get("final", "suspend") == "suspend",
             return_void=self.promise_hook(ret, "return_void"),
@@ -1069,21 +1069,14 @@ class BodyChecker:
         if result in (VOID, HANDLE, ERROR):
             return VOID if result == HANDLE else result
         # yield_value returned an awaiter: `yield v` is `await` of it (Python's send)
-        info = self.awaiter_protocol(result, e.value.span)
-        if info is None:
-            return ERROR
-        self.inst.awaits[e] = info
-        return info.resume.ret
+        return self._await_of(e, result, e.value.span)
 
     def expr_YieldFrom(self, e: ast.YieldFrom, expected: Type | None) -> Type:
         """`yield from g` calls the promise's `yield_from(mut self, inner: ptr<G>) -> W`
         and awaits W, which links g into the generator tree (so the consumer resumes
         the innermost generator directly) and evaluates to g's `co_return` value."""
-        if self.defers:
-            self.r.error(M.jump_out_of_defer("yield from"), e.span)
-        inner = self.check_expr(e.value, None)
-        coro = self.inst.coro if self.inst else None
-        if inner is ERROR or coro is None:
+        inner, coro = self._suspending_operand(e, "yield from", e.value)
+        if inner is ERROR:
             return ERROR
         hook = self.p.promise_hook(coro.promise, "yield_from")
         if hook is None:
@@ -1095,18 +1088,29 @@ class BodyChecker:
             self.r.error(M.mismatch(want, inner), e.value.span)
             return ERROR
         self.inst.hooks[e] = hook
-        info = self.awaiter_protocol(hook.ret, e.span)
+        return self._await_of(e, hook.ret, e.span)
+
+    def _suspending_operand(self, e: ast.Expr, what: str, operand: ast.Expr) -> tuple[Type, CoroutineInfo]:
+        """Check the operand of `await` / `yield from`; ERROR when there is nothing
+        more to check (a mistake already reported, or no valid coroutine around it)."""
+        if self.defers:
+            self.r.error(M.jump_out_of_defer(what), e.span)
+        t = self.check_expr(operand, None)
+        coro = self.inst.coro if self.inst else None
+        return (ERROR if coro is None else t), coro
+
+    def _await_of(self, e: ast.Expr, awaiter: Type, span: Span, transform=None) -> Type:
+        """`e` awaits a value of type `awaiter`: record its protocol; `e`'s type is
+        what its await_resume returns."""
+        info = self.awaiter_protocol(awaiter, span, transform)
         if info is None:
             return ERROR
         self.inst.awaits[e] = info
         return info.resume.ret
 
     def expr_Await(self, e: ast.Await, expected: Type | None) -> Type:
-        if self.defers:
-            self.r.error(M.jump_out_of_defer("await"), e.span)
-        operand = self.check_expr(e.operand, None)
-        coro = self.inst.coro if self.inst else None
-        if operand is ERROR or coro is None:
+        operand, coro = self._suspending_operand(e, "await", e.operand)
+        if operand is ERROR:
             return ERROR
         if isinstance(e.operand, ast.Call) and isinstance(operand, PromiseT):
             self.inst.elide_safe.add(id(e.operand))   # awaited to completion, then destroyed
@@ -1118,11 +1122,7 @@ class BodyChecker:
                                         operand), e.operand.span)
                 return ERROR
             awaiter = transform.ret
-        info = self.awaiter_protocol(awaiter, e.operand.span, transform)
-        if info is None:
-            return ERROR
-        self.inst.awaits[e] = info
-        return info.resume.ret
+        return self._await_of(e, awaiter, e.operand.span, transform)
 
     def awaiter_protocol(self, awaiter: Type, span: Span, transform=None) -> AwaitInfo | None:
         methods = {name: self.p.find_method(awaiter, name)

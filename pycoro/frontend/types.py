@@ -215,5 +215,13 @@ def unify(pattern: Type, actual: Type, subst: dict[str, Type]) -> bool:
     return pattern == actual
 
 
+def abi_of(t: Type) -> str:
+    """The coroutine ABI a handle type belongs to: its promise's `abi` (default
+    `switch`); `Handle` is the switched-resume handle (LANGUAGE.md §2)."""
+    if isinstance(t, PromiseT) and t.decl.abi is not None:
+        return t.decl.abi.name
+    return "switch"
+
+
 def is_scalar(t: Type) -> bool:
     return t.is_numeric or t == BOOL

@@ -18,7 +18,7 @@ from ..frontend import ast
 from ..frontend.program import (BuiltinCall, CheckedProgram, FnInstance, GlobalVar,
                                 HandleCall, IndirectCall, LocalVar)
 from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
-                              PromiseT, PtrT, StructT, Type)
+                              PromiseT, PtrT, StructT, Type, abi_of)
 from ..frontend.layout import is_aggregate, owns, size_align
 from . import intrinsics
 from .coro.base import emitter_for, handle_ops
@@ -39,6 +39,7 @@ class ModuleGen:
         # it passes to the frame allocator, so the optimised IR says which call
         # sites still allocate (llvmlite exposes no optimisation remarks).
         self.explain = explain
+        self.internal = False
         self.sites: list[tuple[FnInstance, object, FnInstance]] = []  # caller, span, callee
         # A context of its own: named struct types would otherwise collide when one
         # process compiles twice (the global context keeps them).
@@ -152,8 +153,6 @@ class ModuleGen:
     def size(self, t: Type) -> int:
         return size_align(t, self.p.struct_fields)[0]
 
-    internal = False
-
     def runtime(self, name: str) -> ir.Function:
         sym = rt_symbol(name)
         fn = self.module.globals.get(sym)
@@ -220,6 +219,7 @@ class ModuleGen:
 
     # ---- the module
     def generate(self, entry: bool = True, internal: bool = False) -> ir.Module:
+        """`internal`: only the C entry point is visible outside the module."""
         self.internal = internal
         for inst in self.p.functions:
             self.declare(inst)
@@ -279,7 +279,6 @@ class FnGen:
         self.coro = None
         self.temps: dict[int, ir.Value] = {}   # owning temporaries' slots, by expression
         self.current_span = inst.decl.span
-        self.types_handle = HANDLE
 
     # ---- helpers
     def type_of(self, e: ast.Expr) -> Type:
@@ -419,7 +418,7 @@ class FnGen:
         live, done = self.block("drop"), self.block("drop.done")
         self.b.cbranch(self.b.icmp_unsigned("!=", handle, ir.Constant(PTR, None)), live, done)
         self.b.position_at_end(live)
-        handle_ops("switch")(self, "destroy", handle, 8)
+        handle_ops(abi_of(t))(self, "destroy", handle, 8)
         self.b.store(ir.Constant(PTR, None), slot)
         self.b.branch(done)
         self.b.position_at_end(done)
@@ -870,11 +869,10 @@ class FnGen:
             return b.inttoptr(v, PTR)
         return v  # pointer to pointer, str to ptr<u8>, null to pointer
 
-    def expr_Index(self, e: ast.Index) -> ir.Value:
+    def expr_Index(self, e: ast.Index | ast.Field) -> ir.Value:
         return self.load(self.place(e), self.type_of(e))
 
-    def expr_Field(self, e: ast.Field) -> ir.Value:
-        return self.load(self.place(e), self.type_of(e))
+    expr_Field = expr_Index
 
     def expr_StructLit(self, e: ast.StructLit) -> ir.Value:
         t = self.type_of(e)
@@ -897,8 +895,10 @@ class FnGen:
         if isinstance(target, BuiltinCall):
             return getattr(self, f"builtin_{target.name}")(e)
         if isinstance(target, HandleCall):
-            handle = self.expr(target.receiver) if target.receiver is not None else None
-            return handle_ops("switch")(self, target.name, handle, target.promise_align, target.owning)
+            handle, abi = None, abi_of(HANDLE)   # noop_handle() makes a switched-resume handle
+            if target.receiver is not None:
+                handle, abi = self.expr(target.receiver), abi_of(self.types[target.receiver])
+            return handle_ops(abi)(self, target.name, handle, target.promise_align, target.owning)
         if isinstance(target, IndirectCall):
             fnt: FnT = self.type_of(e.callee)
             callee = self.expr(e.callee)

@@ -87,14 +87,18 @@ class _TokenNone:
 TOKEN_NONE = _TokenNone()
 
 
+def _add_attribute(attributes, name: str) -> None:
+    # llvmlite checks attributes against a list older than LLVM 22's
+    attributes._known = attributes._known | {name}
+    attributes.add(name)
+
+
 def mark_presplit_coroutine(fn: ir.Function) -> None:
     """Tell CoroSplit that `fn` is a coroutine still to be split."""
-    fn.attributes._known = fn.attributes._known | {"presplitcoroutine"}
-    fn.attributes.add("presplitcoroutine")
+    _add_attribute(fn.attributes, "presplitcoroutine")
 
 
 def mark_elide_safe(call: ir.CallInstr) -> None:
     """`call … coro_elide_safe`: the callee's frame may live in the caller's frame
     (CoroAnnotationElide), because the language guarantees it ends in the caller."""
-    call.attributes._known = call.attributes._known | {"coro_elide_safe"}
-    call.attributes.add("coro_elide_safe")
+    _add_attribute(call.attributes, "coro_elide_safe")

@@ -29,6 +29,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...frontend.layout import size_align
+from ...frontend.types import HANDLE
 from .. import intrinsics
 from ..llvmcompat import I1, I8, I32, PTR, TOKEN_NONE, mark_presplit_coroutine
 from .base import CoroutineEmitter
@@ -138,7 +139,7 @@ class SwitchEmitter(CoroutineEmitter):
     def transfer(self, handle: ir.Value) -> None:
         fg, b = self.fg, self.fg.b
         name = f"transfer.{fg.current_span.line}"
-        slot = fg.alloca(fg.types_handle, "transfer.to")
+        slot = fg.alloca(HANDLE, "transfer.to")
         b.store(handle, slot)
         save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name=f"{name}.save")
         b.call(self._intrinsic("llvm.coro.await.suspend.handle"),
