@@ -67,6 +67,24 @@ def test_for_over_a_temporary_generator_allocates_nothing(pycoro, tmp_path, leve
     assert "__pc_coro_alloc" not in lowered and "malloc" not in lowered
 
 
+PIPELINE = """
+import "std/iter";
+var limit: i64 = 1000;
+fn triple(x: i64) -> i64 { return x * 3; }
+fn even(x: i64) -> bool { return x % 2 == 0; }
+fn main() { print(sum(take(filter(map(range(0, limit), triple), even), limit / 4))); }
+"""
+
+
+def test_a_pipeline_of_temporary_generators_is_one_loop(pycoro, tmp_path):
+    # Each combinator owns its source, so every inner frame is reached only
+    # through the next frame; all four are placed in main's stack frame once
+    # the outer ones are, and their resume functions fuse into one loop.
+    lowered = _emit(pycoro, tmp_path, PIPELINE, "lowered", "-O2")
+    assert "__pc_coro_alloc" not in lowered and "malloc" not in lowered
+    assert ".resume(" not in lowered
+
+
 def test_an_escaping_generator_is_heap_allocated(pycoro, tmp_path):
     lowered = _emit(pycoro, tmp_path, ESCAPES, "lowered")
     main = lowered[lowered.index("@main("):]
