@@ -29,7 +29,7 @@ RUNTIME: dict[str, ir.FunctionType] = {
     "init": ir.FunctionType(_VOID, []),
     # coroutine frames: every allocation and free is counted (`pycoro run --check-leaks`)
     "coro_alloc": ir.FunctionType(PTR, [I64]),
-    "coro_free": ir.FunctionType(_VOID, [PTR]),
+    "coro_free": ir.FunctionType(_VOID, [PTR, I64]),
 }
 
 NORETURN = {"panic", "panic_bounds"}

@@ -177,7 +177,8 @@ class SwitchEmitter(CoroutineEmitter):
             b.branch(done)
             b.position_at_end(done)
         else:
-            b.call(fg.mg.runtime("coro_free"), [mem])
+            size = b.call(self._intrinsic("llvm.coro.size.i64"), [], name="size.free")
+            b.call(fg.mg.runtime("coro_free"), [mem, size])
         b.branch(self.ret_bb)
         b.position_at_end(self.ret_bb)
         b.call(self._intrinsic("llvm.coro.end"), [self.handle, I1(0), TOKEN_NONE])
