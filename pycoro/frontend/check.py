@@ -128,7 +128,9 @@ class ProgramChecker:
                     if len(targs) != len(decl.generics):
                         self.reporter.error(M.type_arity(name, len(decl.generics), len(targs)), texpr.span)
                         return ERROR
-                    return StructT(decl, targs) if isinstance(decl, ast.StructDecl) else PromiseT(decl, targs)
+                    if isinstance(decl, ast.StructDecl):
+                        return StructT(decl, targs)
+                    return self._promise_type(PromiseT(decl, targs), texpr.span)
                 self.reporter.error(M.unknown_type(name), texpr.span,
                                     hint=self.ns.suggest(name, list(PRIMITIVES) + ["ptr"]))
                 return ERROR
@@ -276,6 +278,17 @@ class ProgramChecker:
         elif abi != "switch":
             self.reporter.error(M.unknown_abi(abi), decl.abi.span)
 
+    def _promise_type(self, t: PromiseT, use: Span) -> Type:
+        if has_vars(t):
+            return t
+        held = [name for name, ft in self.struct_fields(self.promise_state(t))
+                if owns(ft, self.struct_fields)]
+        if held:
+            # Nothing destroys a promise state, and `h.promise().field` reads copy it.
+            self.reporter.error(M.owning_in_promise_state(t, held[0]), use)
+            return ERROR
+        return t
+
     def promise_state(self, t: PromiseT) -> StructT:
         return StructT(self._states[t.decl], t.args)
 
@@ -293,9 +306,10 @@ class ProgramChecker:
                                     decl.ret.span if decl.ret else span_of(decl),
                                     hint=M.coroutine_return_hint())
             return None
+        state = self.promise_state(ret)
         modes = {s.point: s.mode for s in ret.decl.suspends}
         return CoroutineInfo(
-            abi=abi_of(ret), promise=ret, state=self.promise_state(ret),
+            abi=abi_of(ret), promise=ret, state=state,
             initial_suspend=modes.get("initial", "suspend") == "suspend",
             final_suspend=modes.get("final", "suspend") == "suspend",
             return_void=self.promise_hook(ret, "return_void"),

@@ -57,6 +57,6 @@ def owns(t: Type, fields: Callable[[StructT], list[tuple[str, Type]]]) -> bool:
         # `final run;`: the coroutine frees itself when it ends, so its handle is
         # not an owner (like a detached C++ task)
         return not any(s.point == "final" and s.mode == "run" for s in t.decl.suspends)
-    if isinstance(t, StructT) and not t.decl.name.endswith(".promise"):
+    if isinstance(t, StructT):
         return any(owns(ft, fields) for _, ft in fields(t))
     return False

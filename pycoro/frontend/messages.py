@@ -103,6 +103,9 @@ def move_in_loop(name: str) -> str:
     return f"cannot move {q(name)} out of a variable declared outside this loop: it would be moved again in the next iteration"
 def owning_in_aggregate(t: object) -> str:
     return f"{q(t)} holds a coroutine handle, which cannot be stored in an array or a global yet"
+def owning_in_promise_state(t: object, field: str) -> str:
+    return (f"{q(t)} would keep a coroutine handle in its promise state (`{field}`), "
+            "which is not supported yet")
 def move_out_of_place() -> str: return "cannot move a coroutine handle out of a field, element or pointer"
 def hook_result(hook: str) -> str: return f"`{hook}` returning a value is not supported yet"
 def make_it_a_coroutine() -> str:
