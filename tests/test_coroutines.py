@@ -121,17 +121,31 @@ def test_symmetric_transfer_is_a_tail_call(pycoro, tmp_path, level):
     assert "musttail call" in lowered
 
 
-def test_check_leaks_fails_naming_the_count(pycoro, tmp_path):
+OWN_ALLOCATOR = """
+extern fn malloc(n: u64) -> ptr<u8>;
+extern fn free(p: ptr<u8>);
+promise Detached {
+    abi switch; initial run; final run;
+    fn return_void(mut self) {}
+    fn allocate(size: u64) -> ptr<u8> { return malloc(size); }
+    fn deallocate(p: ptr<u8>) { free(p); }
+}
+"""
+
+
+@pytest.mark.parametrize("allocator", ["runtime", "promise"])
+def test_check_leaks_fails_naming_the_count(pycoro, tmp_path, allocator):
     # `final run` coroutines free themselves when they end; these never end.
     src = tmp_path / "leak.pc"
-    src.write_text("""
+    promise = (OWN_ALLOCATOR if allocator == "promise" else
+               "promise Detached { abi switch; initial run; final run; fn return_void(mut self) {} }")
+    src.write_text(promise + """
 struct Forever {}
 impl Forever {
     fn await_ready(mut self) -> bool { return false; }
     fn await_suspend(mut self, h: Handle) {}
     fn await_resume(mut self) {}
 }
-promise Detached { abi switch; initial run; final run; fn return_void(mut self) {} }
 fn stuck() -> Detached { await Forever {}; }
 fn main() { stuck(); stuck(); print("done"); }
 """)

@@ -277,6 +277,12 @@ class ProgramChecker:
             self.reporter.error(M.not_supported_yet(f"`abi {abi}`"), decl.abi.span)
         elif abi != "switch":
             self.reporter.error(M.unknown_abi(abi), decl.abi.span)
+        # A frame must go back to the allocator it came from.
+        hooks = {m.name: m for m in decl.methods}
+        for have, need in (("allocate", "deallocate"), ("deallocate", "allocate")):
+            if have in hooks and need not in hooks:
+                self.reporter.error(M.missing_hook(decl.name, need, f"`{have}`"), span_of(hooks[have]),
+                                    hint=M.hook_hint(decl.name, need))
 
     def _promise_type(self, t: PromiseT, use: Span) -> Type:
         if has_vars(t):

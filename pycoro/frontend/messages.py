@@ -125,6 +125,8 @@ _HOOK_SIGNATURES = {
     "return_value": "fn return_value(mut self, v: T)",
     "return_void": "fn return_void(mut self)",
     "yield_from": "fn yield_from(mut self, inner: ptr<G>) -> W  (W an awaiter; see the prelude's Generator)",
+    "allocate": "fn allocate(size: u64) -> ptr<u8>",
+    "deallocate": "fn deallocate(p: ptr<u8>)",
 }
 def hook_hint(promise: str, hook: str) -> str:
     return f"add `{_HOOK_SIGNATURES.get(hook, hook)}` to `promise {promise}`"

@@ -30,6 +30,8 @@ RUNTIME: dict[str, ir.FunctionType] = {
     # coroutine frames: every allocation and free is counted (`pycoro run --check-leaks`)
     "coro_alloc": ir.FunctionType(PTR, [I64]),
     "coro_free": ir.FunctionType(_VOID, [PTR, I64]),
+    # a frame from a promise's own allocate (+1) / deallocate (-1) hook, counted too
+    "coro_count": ir.FunctionType(_VOID, [I64]),
 }
 
 NORETURN = {"panic", "panic_bounds"}

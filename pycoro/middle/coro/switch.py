@@ -31,7 +31,7 @@ from llvmlite import ir
 from ...frontend.layout import size_align
 from ...frontend.types import HANDLE
 from .. import intrinsics
-from ..llvmcompat import I1, I8, I32, PTR, TOKEN_NONE, mark_presplit_coroutine
+from ..llvmcompat import I1, I8, I32, I64, PTR, TOKEN_NONE, mark_presplit_coroutine
 from .base import CoroutineEmitter
 
 FRAME_ALIGN = 16
@@ -57,6 +57,7 @@ class SwitchEmitter(CoroutineEmitter):
         size = b.call(self._intrinsic("llvm.coro.size.i64"), [], name="size")
         if self.info.allocate is not None and not fg.mg.explain:
             mem = fg.call(self.info.allocate, [size])   # the promise's own allocator
+            b.call(fg.mg.runtime("coro_count"), [I64(1)])
         else:
             site = [fg.fn.args[-1]] if fg.mg.explain else []   # see ModuleGen.explain
             mem = b.call(fg.mg.runtime("coro_alloc"), [size] + site, name="mem")
@@ -173,6 +174,7 @@ class SwitchEmitter(CoroutineEmitter):
             heap, done = fg.block("coro.dealloc"), fg.block("coro.freed")
             b.cbranch(b.icmp_unsigned("!=", mem, ir.Constant(PTR, None)), heap, done)
             b.position_at_end(heap)
+            b.call(fg.mg.runtime("coro_count"), [I64(-1)])
             fg.call(self.info.deallocate, [mem])
             b.branch(done)
             b.position_at_end(done)
