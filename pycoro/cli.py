@@ -88,9 +88,20 @@ def _guard(action) -> None:
     raise typer.Exit(status or 0)
 
 
-def _compilation(file: str, opt: int = 2, target: str = "native"):
+def _compilation(file: str, opt: int = 2, target: str = "native", arch: str | None = None,
+                 allow_device_heap: bool = False):
+    from .backend.targets import DEFAULT_GPU_ARCH, nvptx_arches
+    from .diagnostics import Diagnostic
     from .driver import Compilation, Options
-    return Compilation.from_file(file, Options(opt_level=opt, target=target))
+    if arch is not None and arch not in nvptx_arches():
+        raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
+                                       hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
+    return Compilation.from_file(file, Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
+                                               allow_device_heap=allow_device_heap))
+
+
+TargetOption = typer.Option(Target.native, "--target", help="native (this CPU) or nvptx (PTX for NVIDIA GPUs)")
+ArchOption = typer.Option(None, "--arch", help="nvptx: the GPU architecture, sm_XX (default sm_80)")
 
 
 @app.command()
@@ -106,35 +117,43 @@ def run(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptL
 @app.command()
 def build(file: str = typer.Argument(..., help="the .pc program"),
           output: Optional[str] = typer.Option(None, "-o", "--output", help="where to write"),
-          target: Target = typer.Option(Target.native, "--target"),
-          emit: Emit = typer.Option(Emit.exe, "--emit"),
+          target: Target = TargetOption,
+          arch: Optional[str] = ArchOption,
+          allow_device_heap: bool = typer.Option(False, "--allow-device-heap",
+                                                 help="nvptx: accept coroutine frames from the device heap"),
+          emit: Optional[Emit] = typer.Option(None, "--emit", help="default: exe, or ptx for --target nvptx"),
           opt: int = OptLevel):
-    """Write an artefact: a native executable by default."""
+    """Write an artefact: a native executable, or PTX for --target nvptx."""
+    emit = emit or (Emit.ptx if target is Target.nvptx else Emit.exe)
     out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit.value]).name or "a.out"
 
     def action():
-        if target is Target.nvptx or emit in (Emit.ptx, Emit.shared):
-            from .diagnostics import Diagnostic
-            what = "--target nvptx" if target is Target.nvptx else f"--emit {emit.value}"
-            raise CompileError([Diagnostic(f"{what} is not supported yet", None)])
-        _compilation(file, opt, target.value).build(emit.value, out)
+        from .diagnostics import Diagnostic
+        if emit is Emit.shared or (emit is Emit.ptx and target is not Target.nvptx):
+            what = "--emit shared" if emit is Emit.shared else "--emit ptx without --target nvptx"
+            raise CompileError([Diagnostic(f"{what} is not supported yet" if emit is Emit.shared
+                                           else f"{what}: PTX is for GPUs", None)])
+        if target is not Target.nvptx and (arch or allow_device_heap):
+            raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
+        _compilation(file, opt, target.value, arch, allow_device_heap).build(emit.value, out)
         return 0
     _guard(action)
 
 
 @app.command()
-def check(file: str = typer.Argument(..., help="the .pc program")):
+def check(file: str = typer.Argument(..., help="the .pc program"), target: Target = TargetOption):
     """Parse and type-check FILE only."""
-    _guard(lambda: (_compilation(file).check(), 0)[1])
+    _guard(lambda: (_compilation(file, target=target.value).check(), 0)[1])
 
 
 @app.command()
-def explain(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptLevel):
+def explain(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptLevel,
+            target: Target = TargetOption, arch: Optional[str] = ArchOption):
     """Report coroutine frames, their ABIs, and heap elision per call site."""
 
     def action():
-        frames, sites = _compilation(file, opt).explain()
-        print(render_explain(file, opt, frames, sites))
+        frames, sites = _compilation(file, opt, target.value, arch).explain()
+        print(render_explain(file, opt, frames, sites, gpu=target is Target.nvptx))
         return 0
     _guard(action)
 
@@ -145,7 +164,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
-def render_explain(file: str, opt: int, frames, sites) -> str:
+def render_explain(file: str, opt: int, frames, sites, gpu: bool = False) -> str:
     if not frames:
         return f"{file}: no coroutines"
     out = [f"coroutines in {file} (-O{opt})", ""]
@@ -161,7 +180,8 @@ def render_explain(file: str, opt: int, frames, sites) -> str:
                                                     [[n, t, str(b)] for n, t, b in f.fields])]
     out += ["", "call sites"]
     rows = [[s.where, s.caller, s.callee,
-             f"elided: lives in {s.caller}'s stack frame" if s.elided else "heap-allocated"]
+             f"elided: lives in {s.caller}'s stack frame" if s.elided else
+             ("device heap: refused unless --allow-device-heap" if gpu else "heap-allocated")]
             for s in sites]
     out += _table(["site", "caller", "coroutine", "frame"], rows) if rows else ["  (none)"]
     return "\n".join(out)

@@ -9,6 +9,7 @@ reported as an internal compiler error before LLVM can abort the process.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from .frontend import ast
 from .frontend.check import check_program
 from .frontend.program import CheckedProgram
 from .frontend.resolve import load, stdlib_dir
-from .middle import intrinsics
+from .middle import gpu, intrinsics
 from .middle.irgen import ModuleGen
 from .middle.passes import run_pipeline
 from .middle.runtime import LIVE_FRAMES
@@ -42,7 +43,9 @@ class InternalError(Exception):
 @dataclass(frozen=True)
 class Options:
     opt_level: int = 2
-    target: str = "native"
+    target: str = "native"            # or "nvptx"
+    arch: str = targets.DEFAULT_GPU_ARCH
+    allow_device_heap: bool = False   # nvptx: accept frames from the device heap
 
 
 class Compilation:
@@ -69,24 +72,36 @@ class Compilation:
 
     def check(self, need_main: bool = True) -> CheckedProgram:
         reporter = Reporter()
-        program = check_program(self.parse(), reporter, need_main, self.display)
+        program = check_program(self.parse(), reporter, need_main, self.display, self.options.target)
         reporter.check()
         return program
 
     def lower(self) -> str:
         """LLVM IR as the frontend emits it (`--emit llvm`)."""
         program = self.check()
+        self.entry_points = {"main", LIVE_FRAMES} | {
+            f.decl.name for f in program.functions if f.decl.kind == "kernel"}
         module = ModuleGen(program, self.display).generate(entry=True, internal=True)
-        module.triple = targets.native_triple()
+        module.triple = targets.triple_for(self.options.target)
         return str(module)
+
+    @property
+    def gpu(self) -> bool:
+        return self.options.target == "nvptx"
+
+    def machine(self, jit: bool = False) -> llvm.TargetMachine:
+        o = self.options
+        return targets.machine_for(o.target, o.arch, o.opt_level, jit)
 
     def link_runtime(self, ir_text: str) -> llvm.ModuleRef:
         module = _parse_ir(ir_text, self.display)
-        module.link_in(_parse_ir(runtime_ir(), "<runtime>"))
-        # Only the C entry point is seen from outside: the pipeline may then drop
-        # the runtime functions a program does not use, and inline the rest.
+        runtime = str(gpu.runtime_module()) if self.gpu else runtime_ir()
+        module.link_in(_parse_ir(runtime, "<runtime>"))
+        # Only the entry points (C's `main`, kernels) are seen from outside: the
+        # pipeline may then drop the runtime functions a program does not use,
+        # and inline the rest.
         for fn in module.functions:
-            if not fn.is_declaration and fn.name not in ("main", LIVE_FRAMES):
+            if not fn.is_declaration and fn.name not in self.entry_points:
                 fn.linkage = "internal"
         return module
 
@@ -101,8 +116,28 @@ class Compilation:
 
     # ---- artefacts
     def lowered(self, jit_mode: bool = False) -> tuple[llvm.ModuleRef, llvm.TargetMachine]:
-        machine = targets.native_machine(self.options.opt_level, jit=jit_mode)
-        return self.optimise(self.link_runtime(self.lower()), machine), machine
+        machine = self.machine(jit=jit_mode)
+        module = self.optimise(self.link_runtime(self.lower()), machine)
+        if self.gpu and not self.options.allow_device_heap:
+            self._require_local_frames(module)
+        return module, machine
+
+    def _require_local_frames(self, module: llvm.ModuleRef) -> None:
+        """On a GPU a frame must live in the thread's local memory: a kernel that
+        still allocates one from the device heap after the pipeline is refused,
+        naming each call site whose frame was not placed (LANGUAGE.md §8)."""
+        if not _calls(str(module), "malloc"):
+            return
+        _, sites = self.explain()
+        heap = [s for s in sites if not s.elided]
+        raise CompileError([
+            Diagnostic(f"the frame of coroutine `{s.callee}` (called in `{s.caller}`) would come "
+                       "from the device heap: it could not be placed in the thread's local memory",
+                       s.span, hint="GPU frames must be provably temporary: consume the coroutine "
+                       "where it is created (`for v in g(…)`, `await t(…)`), or build with "
+                       "--allow-device-heap") for s in heap] or
+            [Diagnostic("a coroutine frame would come from the device heap", None,
+                        hint="build with --allow-device-heap to accept it")])
 
     def explain(self) -> tuple[list, list]:
         """Frames and elision, read back from LLVM's output (middle/explain.py)."""
@@ -110,7 +145,7 @@ class Compilation:
         program = self.check()
         gen = ModuleGen(program, self.display, explain=True)
         text = str(gen.generate(entry=True, internal=False))
-        machine = targets.native_machine(self.options.opt_level)
+        machine = self.machine()
         lowered = {level: self.optimise(_parse_ir(text, self.display), machine, level)
                    for level in (0, self.options.opt_level)}
         # The program's own coroutines, and the library's ones it calls.
@@ -135,6 +170,17 @@ class Compilation:
             Path(output).write_text(text)
             return
         module, machine = self.lowered()
+        if self.gpu:
+            writers = {
+                "lowered": lambda: Path(output).write_text(str(module)),
+                "ptx": lambda: Path(output).write_text(machine.emit_assembly(module)),
+                "asm": lambda: Path(output).write_text(machine.emit_assembly(module)),
+            }
+            if emit not in writers:
+                raise CompileError([Diagnostic(f"--emit {emit} is not available for --target nvptx "
+                                               "(use ptx, llvm or lowered)", None)])
+            writers[emit]()
+            return
         writers = {
             "lowered": lambda: Path(output).write_text(str(module)),
             "asm": lambda: link.write_assembly(module, machine, output),
@@ -142,6 +188,10 @@ class Compilation:
             "exe": lambda: link.write_executable(module, machine, output),
         }
         writers[emit]()
+
+
+def _calls(ir_text: str, symbol: str) -> bool:
+    return re.search(rf'call [^\n]*@"?{re.escape(symbol)}"?\(', ir_text) is not None
 
 
 @functools.cache

@@ -6,10 +6,20 @@ import functools
 import llvmlite.binding as llvm
 
 
+NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
+DEFAULT_GPU_ARCH = "sm_80"
+
+
 @functools.cache
 def _initialise() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+
+
+@functools.cache
+def _initialise_all() -> None:
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
 
 
 def native_machine(opt_level: int, jit: bool = False) -> llvm.TargetMachine:
@@ -23,3 +33,29 @@ def native_machine(opt_level: int, jit: bool = False) -> llvm.TargetMachine:
 def native_triple() -> str:
     _initialise()
     return llvm.get_process_triple()
+
+
+def nvptx_arches() -> list[str]:
+    """The `sm_XX` names LLVM's NVPTX backend knows (its CPU names)."""
+    _initialise_all()
+    return _NVPTX_ARCHES
+
+
+# From LLVM 22's NVPTX.td (llvmlite cannot list a target's CPUs).
+_NVPTX_ARCHES = [f"sm_{n}" for n in (
+    "20", "21", "30", "32", "35", "37", "50", "52", "53", "60", "61", "62", "70", "72", "75",
+    "80", "86", "87", "88", "89", "90", "90a", "100", "100a", "100f", "101", "101a", "101f",
+    "103", "103a", "103f", "110", "110a", "110f", "120", "120a", "120f", "121", "121a", "121f")]
+
+
+def nvptx_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
+    _initialise_all()
+    return llvm.Target.from_triple(NVPTX_TRIPLE).create_target_machine(cpu=arch, opt=min(opt_level, 3))
+
+
+def machine_for(target: str, arch: str, opt_level: int, jit: bool = False) -> llvm.TargetMachine:
+    return nvptx_machine(arch, opt_level) if target == "nvptx" else native_machine(opt_level, jit)
+
+
+def triple_for(target: str) -> str:
+    return NVPTX_TRIPLE if target == "nvptx" else native_triple()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from . import ast
 from . import messages as M
 from .layout import MAX_TYPE_BYTES, is_aggregate, owns, size_align
+from .gpu import GPU_BUILTINS, GPU_TARGETS
 from .program import (AwaitInfo, BuiltinCall, CheckedProgram, CoroutineInfo, DirectCall, FnInstance,
                       GlobalVar, HandleCall, IndirectCall, IterProtocol, LocalVar)
 from .resolve import BUILTIN_FUNCTIONS, Namespace, span_of
@@ -32,9 +33,9 @@ LOGICAL = ("&&", "||")
 
 
 def check_program(modules: list[ast.Module], reporter: Reporter, need_main: bool = True,
-                  main_file: str | None = None) -> CheckedProgram:
-    checker = ProgramChecker(modules, reporter)
-    return checker.run(need_main, main_file)
+                  main_file: str | None = None, target: str = "native") -> CheckedProgram:
+    checker = ProgramChecker(modules, reporter, target)
+    return checker.run(need_main and target not in GPU_TARGETS, main_file)
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,9 @@ class _Method:
 
 
 class ProgramChecker:
-    def __init__(self, modules: list[ast.Module], reporter: Reporter):
+    def __init__(self, modules: list[ast.Module], reporter: Reporter, target: str = "native"):
         self.reporter = reporter
+        self.gpu = target in GPU_TARGETS   # kernels and GPU builtins; no extern or async fns
         self.ns = Namespace.build(modules, reporter)
         self.instances: dict[tuple, FnInstance] = {}
         self.queue: list[tuple[FnInstance, dict]] = []
@@ -241,9 +243,14 @@ class ProgramChecker:
         ret = self.resolve_type(decl.ret, subst) if decl.ret else VOID
         if decl.kind == "extern" and decl.generics:
             self.reporter.error(M.generic_extern(), span_of(decl))
-        if decl.kind in ("async", "kernel"):
-            what = "`async fn`" if decl.kind == "async" else "`kernel fn`"
-            self.reporter.error(M.not_supported_yet(what), span_of(decl))
+        if decl.kind == "async":
+            self.reporter.error(M.not_on_gpu("an `async fn`") if self.gpu else M.not_supported_yet("`async fn`"),
+                                span_of(decl))
+        elif decl.kind == "kernel":
+            self._check_kernel(decl, params, ret)
+        elif decl.kind == "extern" and self.gpu:
+            self.reporter.error(M.not_on_gpu("an `extern fn`"), span_of(decl),
+                                hint="GPU code cannot call C functions")
         if decl.kind == "extern":
             for p, (_, t) in zip(decl.params, params):
                 if is_aggregate(t):
@@ -252,11 +259,28 @@ class ProgramChecker:
                 self.reporter.error(M.extern_arg(ret), decl.ret.span)
         inst = FnInstance(decl, display, symbol, params, ret, self_mode)
         self.instances[key] = inst
-        if decl.body is not None and _is_coroutine(decl):
+        if decl.body is not None and _is_coroutine(decl) and decl.kind != "kernel":   # else refused
             inst.coro = self.coroutine_info(decl, ret)
         if decl.body is not None:
             self.queue.append((inst, subst))
         return inst
+
+    def _check_kernel(self, decl: ast.FnDecl, params: list[tuple[str, Type]], ret: Type) -> None:
+        """A `kernel fn` is a GPU entry point: launched from the host with scalars
+        and pointers, it returns nothing and is not a coroutine."""
+        if not self.gpu:
+            self.reporter.error(M.kernel_needs_gpu(), span_of(decl), hint=M.gpu_hint())
+            return
+        if decl.generics:
+            self.reporter.error(M.kernel_generic(), span_of(decl))
+        if ret != VOID:
+            self.reporter.error(M.kernel_returns(ret), decl.ret.span)
+        if decl.body is not None and _is_coroutine(decl):
+            self.reporter.error(M.kernel_coroutine(), span_of(decl),
+                                hint="run a generator inside the kernel instead: `for v in g(…) { … }`")
+        for p, (_, t) in zip(decl.params, params):
+            if is_aggregate(t):
+                self.reporter.error(M.kernel_param(t), p.span)
 
     def instantiate_method(self, m: _Method, targs: tuple[Type, ...] = ()) -> FnInstance:
         subst = dict(m.subst)
@@ -401,7 +425,7 @@ def _is_coroutine(decl: ast.FnDecl) -> bool:
         if isinstance(node, ast.Node):
             return any(walk(getattr(node, f)) for f in node.__dataclass_fields__ if f != "span")
         return False
-    return decl.kind == "fn" and walk(decl.body)
+    return decl.kind in ("fn", "kernel") and walk(decl.body)
 
 
 def _is_constant(e: ast.Expr) -> bool:
@@ -1242,6 +1266,9 @@ class BodyChecker:
             targs = self._infer_call(e, decl, expected)
             if targs is None:
                 return ERROR
+        if decl.kind == "kernel":
+            self.r.error(M.kernel_called(decl.name), e.span)
+            return ERROR
         subst = dict(zip(decl.generics, targs))
         inst = self.p.instantiate(decl, subst, targs)
         self._check_args(e, decl.name, [t for _, t in inst.params], e.args, decl.varargs,
@@ -1352,6 +1379,16 @@ class BodyChecker:
                 self.r.error(M.mut_method_on_immutable(method, root.name), base.span)
 
     def builtin_call(self, e: ast.Call, name: str) -> Type:
+        if name in GPU_BUILTINS:
+            if e.args:
+                self.r.error(M.arity(name, 0, len(e.args)), e.span)
+                self._args_unchecked(e)
+            if not self.p.gpu:
+                if self.inst is None or self.inst.decl.kind != "kernel":   # else the kernel is reported
+                    self.r.error(M.gpu_builtin(name), e.span, hint=M.gpu_hint())
+                return ERROR
+            self._call(e, BuiltinCall(name))
+            return GPU_BUILTINS[name]
         if name == "noop_handle":
             if e.args:
                 self.r.error(M.arity("noop_handle", 0, len(e.args)), e.span)

@@ -32,6 +32,15 @@ def generic_extern() -> str: return "an `extern fn` cannot be generic"
 def instantiation_too_deep(name: str) -> str:
     return f"instantiating {q(name)} never ends: each instance needs a larger one"
 def not_supported_yet(what: str) -> str: return f"{what} is not supported yet"
+def not_on_gpu(what: str) -> str: return f"{what} cannot run on a GPU"
+def kernel_needs_gpu() -> str: return "a `kernel fn` is GPU code"
+def gpu_builtin(name: str) -> str: return f"`{name}()` exists only in GPU code"
+def gpu_hint() -> str: return "build it with `pycoro build --target nvptx`"
+def kernel_generic() -> str: return "a `kernel fn` cannot be generic"
+def kernel_returns(t: object) -> str: return f"a `kernel fn` returns nothing, not {q(t)}"
+def kernel_coroutine() -> str: return "a `kernel fn` cannot be a coroutine"
+def kernel_param(t: object) -> str: return f"a `kernel fn` takes scalars and pointers, not {q(t)}"
+def kernel_called(name: str) -> str: return f"`kernel fn` {q(name)} is launched from the host and cannot be called"
 
 # types and values
 def mismatch(expected: object, found: object) -> str: return f"expected {q(expected)}, found {q(found)}"

@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ast
+from .gpu import GPU_BUILTINS
 from . import messages as M
 from .parser import parse
 from ..diagnostics import CompileError, Diagnostic, Reporter, Span
 
-BUILTIN_FUNCTIONS = ("print", "assert", "panic", "noop_handle")
+BUILTIN_FUNCTIONS = ("print", "assert", "panic", "noop_handle", *GPU_BUILTINS)
 
 
 def stdlib_dir() -> Path:

@@ -36,6 +36,7 @@ class SiteReport:
     caller: str
     callee: str
     elided: bool
+    span: object = None   # the call's Span, for diagnostics
 
 
 _RELOAD = re.compile(r'%"?([\w.$-]+?)(?:\.reload|\.spill)?\.addr\d*"? = getelementptr inbounds (?:nuw )?'
@@ -98,5 +99,5 @@ def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]]) -
     for site_id, (caller, span, callee) in enumerate(recorded):
         allocates = re.search(rf'@"?{alloc}"?\(i64 [^,]+, i32 {site_id}\)', o2_text) or \
             re.search(rf'@"?{re.escape(callee.symbol)}"?\([^)]*i32 {site_id}\)', o2_text)
-        reports.append(SiteReport(str(span), caller.display, callee.display, not allocates))
+        reports.append(SiteReport(str(span), caller.display, callee.display, not allocates, span))
     return reports

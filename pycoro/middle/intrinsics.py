@@ -50,6 +50,11 @@ def _signatures() -> dict[str, ir.FunctionType]:
         "llvm.coro.await.suspend.bool": ir.FunctionType(I1, [ptr, ptr, ptr]),
         "llvm.coro.await.suspend.handle": ir.FunctionType(void, [ptr, ptr, ptr]),
     })
+    # NVPTX: the index registers of §8's builtins, and the block barrier
+    for reg in ("tid", "ctaid", "ntid", "nctaid"):
+        for axis in "xyz":
+            sigs[f"llvm.nvvm.read.ptx.sreg.{reg}.{axis}"] = ir.FunctionType(I32, [])
+    sigs["llvm.nvvm.barrier0"] = ir.FunctionType(void, [])
     for iname, ity in _INT.items():
         for fname, fty in _FLOAT.items():
             # Rust's `as`: saturating, NaN → 0

@@ -22,6 +22,7 @@ from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, Floa
 from ..frontend.layout import is_aggregate, owns, size_align
 from . import intrinsics
 from .coro.base import emitter_for, handle_ops
+from .gpu import GPU_INTRINSICS, kernel_entry
 from .llvmcompat import (EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep,
                          global_string, mark_elide_safe)
 from .runtime import NORETURN, RUNTIME, symbol as rt_symbol
@@ -230,6 +231,9 @@ class ModuleGen:
                 FnGen(self, inst).emit()
         if entry and self.p.main is not None:
             self._c_main(self.p.main)
+        for inst in self.p.functions:
+            if inst.decl.kind == "kernel":
+                kernel_entry(self.module, inst.decl.name, self.declare(inst), [t for _, t in inst.params])
         return self.module
 
     def _c_main(self, main: FnInstance) -> None:
@@ -893,6 +897,8 @@ class FnGen:
     def expr_Call(self, e: ast.Call) -> ir.Value | None:
         target = self.inst.calls[e]
         if isinstance(target, BuiltinCall):
+            if target.name in GPU_INTRINSICS:
+                return self.b.call(intrinsics.declare(self.mg.module, GPU_INTRINSICS[target.name]), [])
             return getattr(self, f"builtin_{target.name}")(e)
         if isinstance(target, HandleCall):
             handle, abi = None, abi_of(HANDLE)   # noop_handle() makes a switched-resume handle
