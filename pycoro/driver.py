@@ -54,6 +54,8 @@ class Compilation:
         self.display = display
         self.base_dir = base_dir
         self.options = options
+        # what stays visible after linking the runtime (lower() adds the kernels)
+        self.entry_points = {"main", LIVE_FRAMES}
 
     @classmethod
     def from_file(cls, path: str, options: Options = Options()) -> "Compilation":
@@ -79,8 +81,7 @@ class Compilation:
     def lower(self) -> str:
         """LLVM IR as the frontend emits it (`--emit llvm`)."""
         program = self.check()
-        self.entry_points = {"main", LIVE_FRAMES} | {
-            f.decl.name for f in program.functions if f.decl.kind == "kernel"}
+        self.entry_points |= {f.decl.name for f in program.functions if f.decl.kind == "kernel"}
         module = ModuleGen(program, self.display).generate(entry=True, internal=True)
         module.triple = targets.triple_for(self.options.target)
         return str(module)
