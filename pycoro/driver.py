@@ -165,30 +165,30 @@ class Compilation:
         return status
 
     def build(self, emit: str, output: str) -> None:
+        writers = _WRITERS[self.options.target]
+        if emit != "llvm" and emit not in writers:
+            raise CompileError([Diagnostic(
+                f"--emit {emit} is not available for --target {self.options.target} "
+                f"(use {', '.join(sorted([*writers, 'llvm']))})", None)])
         if emit == "llvm":
             text = self.lower()
             _verify(_parse_ir(text, self.display))  # never write IR LLVM would reject
             Path(output).write_text(text)
             return
         module, machine = self.lowered()
-        if self.gpu:
-            writers = {
-                "lowered": lambda: Path(output).write_text(str(module)),
-                "ptx": lambda: Path(output).write_text(machine.emit_assembly(module)),
-                "asm": lambda: Path(output).write_text(machine.emit_assembly(module)),
-            }
-            if emit not in writers:
-                raise CompileError([Diagnostic(f"--emit {emit} is not available for --target nvptx "
-                                               "(use ptx, llvm or lowered)", None)])
-            writers[emit]()
-            return
-        writers = {
-            "lowered": lambda: Path(output).write_text(str(module)),
-            "asm": lambda: link.write_assembly(module, machine, output),
-            "obj": lambda: link.write_object(module, machine, output),
-            "exe": lambda: link.write_executable(module, machine, output),
-        }
-        writers[emit]()
+        writers[emit](module, machine, output)
+
+
+def _write_ir(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:
+    Path(path).write_text(str(module))
+
+
+# What `--emit` writes after the pipeline, per target (`llvm` is written before it).
+_WRITERS = {
+    "native": {"lowered": _write_ir, "asm": link.write_assembly,
+               "obj": link.write_object, "exe": link.write_executable},
+    "nvptx": {"lowered": _write_ir, "ptx": link.write_assembly, "asm": link.write_assembly},
+}
 
 
 def _calls(ir_text: str, symbol: str) -> bool:

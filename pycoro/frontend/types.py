@@ -97,10 +97,10 @@ class FnT(Type):
 
 
 @dataclass(frozen=True)
-class StructT(Type):
+class _Declared(Type):
+    """A type named by a declaration, with its type arguments: `Name<A, B>`."""
     __hash__ = Type.__hash__
-    """An instance of a (possibly generic) struct declaration."""
-    decl: "ast.StructDecl"
+    decl: "ast.StructDecl | ast.PromiseDecl"
     args: tuple[Type, ...] = ()
 
     def __str__(self) -> str:
@@ -108,14 +108,15 @@ class StructT(Type):
 
 
 @dataclass(frozen=True)
-class PromiseT(Type):
+class StructT(_Declared):
+    """An instance of a (possibly generic) struct declaration."""
     __hash__ = Type.__hash__
-    """The owning handle type `P<…>` of a coroutine whose promise is P."""
-    decl: "ast.PromiseDecl"
-    args: tuple[Type, ...] = ()
 
-    def __str__(self) -> str:
-        return _with_args(self.decl.name, self.args)
+
+@dataclass(frozen=True)
+class PromiseT(_Declared):
+    """The owning handle type `P<…>` of a coroutine whose promise is P."""
+    __hash__ = Type.__hash__
 
 
 @dataclass(frozen=True)
