@@ -96,8 +96,13 @@ class Compilation:
 
     def link_runtime(self, ir_text: str) -> llvm.ModuleRef:
         module = _parse_ir(ir_text, self.display)
-        runtime = str(gpu.runtime_module()) if self.gpu else runtime_ir()
-        module.link_in(_parse_ir(runtime, "<runtime>"))
+        runtime = _parse_ir(str(gpu.runtime_module()) if self.gpu else runtime_ir(), "<runtime>")
+        # The runtime's state (frame free lists, counters) is private to the
+        # program: internal globals are addressed directly, not through the GOT.
+        for state in runtime.global_variables:
+            if not state.is_declaration:
+                state.linkage = "internal"
+        module.link_in(runtime)
         # Only the entry points (C's `main`, kernels) are seen from outside: the
         # pipeline may then drop the runtime functions a program does not use,
         # and inline the rest.
