@@ -24,7 +24,7 @@ from .frontend.program import CheckedProgram
 from .frontend.resolve import load, stdlib_dir
 from .middle import gpu, intrinsics
 from .middle.irgen import ModuleGen
-from .middle.passes import run_pipeline
+from .middle.passes import run_gpu_pipeline, run_pipeline
 from .middle.runtime import LIVE_FRAMES
 
 
@@ -117,7 +117,11 @@ class Compilation:
         module.triple = machine.triple
         module.data_layout = str(machine.target_data)
         _verify(module)
-        run_pipeline(module, machine, self.options.opt_level if level is None else level)
+        level = self.options.opt_level if level is None else level
+        if self.gpu:
+            run_gpu_pipeline(module, machine, targets.native_machine(level), level)
+        else:
+            run_pipeline(module, machine, level)
         return module
 
     # ---- artefacts

@@ -10,6 +10,7 @@ import pytest
 from pycoro.backend import ptxas
 
 GPU_EXAMPLES = sorted((Path(__file__).parent.parent / "examples" / "gpu").glob("*.pc"))
+SQUARES = next(p for p in GPU_EXAMPLES if p.stem == "squares")
 
 
 @pytest.fixture(scope="module")
@@ -38,16 +39,16 @@ def test_example_kernel_assembles_without_device_heap(pycoro, tmp_path, assemble
 
 def test_kernel_entry_takes_global_pointers(pycoro, tmp_path):
     out = tmp_path / "k.ll"
-    proc = _build(pycoro, GPU_EXAMPLES[0], out, "--emit", "lowered")
+    proc = _build(pycoro, SQUARES, out, "--emit", "lowered")
     assert proc.returncode == 0, proc.stderr
     assert "define ptx_kernel void @squares(ptr addrspace(1)" in out.read_text()
 
 
 def test_arch_option(pycoro, tmp_path):
     out = tmp_path / "k.ptx"
-    assert _build(pycoro, GPU_EXAMPLES[0], out, "--arch", "sm_90").returncode == 0
+    assert _build(pycoro, SQUARES, out, "--arch", "sm_90").returncode == 0
     assert ".target sm_90" in out.read_text()
-    proc = _build(pycoro, GPU_EXAMPLES[0], out, "--arch", "sm_99")
+    proc = _build(pycoro, SQUARES, out, "--arch", "sm_99")
     assert proc.returncode == 1
     assert "error: unknown GPU architecture `sm_99`" in proc.stderr
 

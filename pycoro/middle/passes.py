@@ -4,8 +4,28 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 
 
-def run_pipeline(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, level: int) -> None:
+def run_pipeline(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, level: int,
+                 vectorize: bool = True) -> None:
     """`-O<level>`: LLVM's default module pipeline, through llvmlite's pass builder."""
     options = llvm.create_pipeline_tuning_options(speed_level=level)
+    if not vectorize:
+        options.loop_vectorization = False
+        options.slp_vectorization = False
     builder = llvm.create_pass_builder(target_machine, options)
     builder.getModulePassManager().run(module, builder)
+
+
+def run_gpu_pipeline(module: llvm.ModuleRef, gpu_machine: llvm.TargetMachine,
+                     cpu_machine: llvm.TargetMachine, level: int) -> None:
+    """`-O<level>` for a GPU module: the coroutines are lowered and their frames
+    placed under a CPU's cost model, then the GPU's pipeline tunes the result.
+
+    Under the cost model of a target with divergent branches (NVPTX, AMDGPU),
+    LLVM's pipeline leaves the frames of a generator chain on the heap that it
+    elides on every CPU target: in `sum(map(range(0, n), f))` only the outermost
+    frame was placed. On a GPU a heap frame is an error, so the placement must
+    not depend on that. The first run does not vectorise: vector shapes are the
+    GPU pipeline's to choose."""
+    if level > 0:
+        run_pipeline(module, cpu_machine, level, vectorize=False)
+    run_pipeline(module, gpu_machine, level)
