@@ -89,7 +89,7 @@ def _guard(action) -> None:
 
 
 def _compilation(file: str, opt: int = 2, target: str = "native", arch: str | None = None,
-                 allow_device_heap: bool = False):
+                 allow_device_heap: bool = False, trampoline: bool = False):
     from .backend.targets import DEFAULT_GPU_ARCH, nvptx_arches
     from .diagnostics import Diagnostic
     from .driver import Compilation, Options
@@ -97,7 +97,7 @@ def _compilation(file: str, opt: int = 2, target: str = "native", arch: str | No
         raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
                                        hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
     return Compilation.from_file(file, Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
-                                               allow_device_heap=allow_device_heap))
+                                               allow_device_heap=allow_device_heap, trampoline=trampoline))
 
 
 TargetOption = typer.Option(Target.native, "--target", help="native (this CPU) or nvptx (PTX for NVIDIA GPUs)")
@@ -106,12 +106,14 @@ ArchOption = typer.Option(None, "--arch", help="nvptx: the GPU architecture, sm_
 
 @app.command()
 def run(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptLevel,
-        check_leaks: bool = typer.Option(False, "--check-leaks", help="count coroutine frames; fail if any leak")):
+        check_leaks: bool = typer.Option(False, "--check-leaks", help="count coroutine frames; fail if any leak"),
+        trampoline: bool = typer.Option(False, "--trampoline",
+                                        help="symmetric transfer through a resume loop, as on GPUs")):
     """Compile FILE in memory (JIT) and run `main`; exit with its status."""
     # Compiled code never returns to Python's signal check: let Ctrl-C end the
     # program the way it ends a native one.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    _guard(lambda: _compilation(file, opt).run(check_leaks) & 0xFF)
+    _guard(lambda: _compilation(file, opt, trampoline=trampoline).run(check_leaks) & 0xFF)
 
 
 @app.command()

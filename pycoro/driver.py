@@ -46,6 +46,7 @@ class Options:
     target: str = "native"            # or "nvptx"
     arch: str = targets.DEFAULT_GPU_ARCH
     allow_device_heap: bool = False   # nvptx: accept frames from the device heap
+    trampoline: bool = False          # symmetric transfer through a resume loop (always on nvptx)
 
 
 class Compilation:
@@ -80,15 +81,35 @@ class Compilation:
 
     def lower(self) -> str:
         """LLVM IR as the frontend emits it (`--emit llvm`)."""
+        return self._lower(self.trampoline)
+
+    def _lower(self, trampoline: bool) -> str:
         program = self.check()
         self.entry_points |= {f.decl.name for f in program.functions if f.decl.kind == "kernel"}
-        module = ModuleGen(program, self.display).generate(entry=True, internal=True)
+        module = ModuleGen(program, self.display, trampoline=trampoline).generate(entry=True, internal=True)
         module.triple = targets.triple_for(self.options.target)
         return str(module)
 
     @property
     def gpu(self) -> bool:
         return self.options.target == "nvptx"
+
+    @functools.cached_property
+    def trampoline(self) -> bool:
+        """Whether symmetric transfer goes through a resume loop (coro/trampoline.py).
+
+        NVPTX has no tail calls, so a transfer that survives the pipeline as a
+        `musttail` call would take a stack frame per hop there; such a GPU
+        program is compiled again with the loop. Only then: the loop's code can
+        keep CoroElide from placing a pipeline of generators, which never
+        transfer once their frames are placed."""
+        if self.options.trampoline:
+            return True
+        if not self.gpu:
+            return False
+        machine = self.machine()
+        module = self.optimise(self.link_runtime(self._lower(trampoline=False)), machine)
+        return "musttail call" in str(module)
 
     def machine(self, jit: bool = False) -> llvm.TargetMachine:
         o = self.options
@@ -153,7 +174,7 @@ class Compilation:
         """Frames and elision, read back from LLVM's output (middle/explain.py)."""
         from .middle import explain
         program = self.check()
-        gen = ModuleGen(program, self.display, explain=True)
+        gen = ModuleGen(program, self.display, explain=True, trampoline=self.trampoline)
         text = str(gen.generate(entry=True, internal=False))
         machine = self.machine()
         lowered = {level: self.optimise(_parse_ir(text, self.display), machine, level)

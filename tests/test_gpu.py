@@ -2,6 +2,7 @@
 from the device heap, and a diagnostic for what cannot run on a GPU."""
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from pycoro.backend import ptxas
 
 GPU_EXAMPLES = sorted((Path(__file__).parent.parent / "examples" / "gpu").glob("*.pc"))
 SQUARES = next(p for p in GPU_EXAMPLES if p.stem == "squares")
+AWAITS = next(p for p in GPU_EXAMPLES if p.stem == "awaits")
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +53,41 @@ def test_arch_option(pycoro, tmp_path):
     proc = _build(pycoro, SQUARES, out, "--arch", "sm_99")
     assert proc.returncode == 1
     assert "error: unknown GPU architecture `sm_99`" in proc.stderr
+
+
+def test_a_chain_of_awaits_goes_through_the_resume_loop(pycoro, tmp_path, assembler):
+    """NVPTX has no tail calls (LLVM prints `musttail` as call + ret, a stack frame
+    per hop): each `await` hands the next coroutine to the resume loop instead of
+    calling it, so the kernel's stack does not depend on the chain's length.
+    (The loop's semantics are tested on the CPU: `run --trampoline`.)"""
+    emitted = tmp_path / "k.ll"
+    proc = _build(pycoro, AWAITS, emitted, "--emit", "llvm")
+    assert proc.returncode == 0, proc.stderr
+    ir = emitted.read_text()
+    # the `await`'s transfer is handed to the loop, not tail-called
+    assert ('call void @"llvm.coro.await.suspend.void"(ptr %"temp", ptr %"hdl", '
+            'void (ptr, ptr)* @"pc.Task<i64>.await_suspend.wrapper.trampoline")') in ir
+    assert 'define internal void @"pc.trampoline"' in ir
+    ptx = tmp_path / "k.ptx"
+    assert _build(pycoro, AWAITS, ptx).returncode == 0
+    report = subprocess.run([str(assembler), "-v", "-arch=sm_80", str(ptx), "-o", str(tmp_path / "k.cubin")],
+                            capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    # a fixed frame per function; ptxas 13.5 also warns that the kernel's total
+    # cannot be determined, as it does for any kernel making indirect calls
+    assert re.search(r"Function properties for sums_of_squares\n\s+\d+ bytes stack frame", report.stderr)
+    lowered = tmp_path / "k.lowered.ll"
+    assert _build(pycoro, AWAITS, lowered, "--emit", "lowered").returncode == 0
+    assert not re.search(r"call fastcc void @pc\.\w+\.resume\(", lowered.read_text())   # no resume calls the next
+
+
+def test_a_generator_pipeline_needs_no_resume_loop(pycoro, tmp_path):
+    """Generators never transfer once their frames are placed: no loop, no tail call."""
+    out = tmp_path / "k.ll"
+    assert _build(pycoro, GPU_EXAMPLES[0].parent / "pipeline.pc", out, "--emit", "llvm").returncode == 0
+    assert "pc.trampoline" not in out.read_text()
+    assert _build(pycoro, GPU_EXAMPLES[0].parent / "pipeline.pc", out, "--emit", "lowered").returncode == 0
+    assert "musttail" not in out.read_text()
 
 
 ESCAPING = """

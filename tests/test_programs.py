@@ -46,3 +46,11 @@ def test_run_unoptimised_without_leaks(path, pycoro):
     exp = read(path)
     proc = pycoro("run", "-O0", "--check-leaks", path.name, cwd=path.parent)
     _check_output(proc, exp, path)
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("path", [p for p in PROGRAMS if not read(p).errors], ids=lambda p: p.stem)
+def test_run_with_the_resume_loop(path, opt, pycoro):
+    """Symmetric transfer as GPU builds do it (middle/coro/trampoline.py), on the CPU."""
+    proc = pycoro("run", opt, "--check-leaks", "--trampoline", path.name, cwd=path.parent)
+    _check_output(proc, read(path), path)

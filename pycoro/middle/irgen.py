@@ -34,8 +34,12 @@ _ICMP = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 class ModuleGen:
     """Emits one LLVM module for a checked program."""
 
-    def __init__(self, program: CheckedProgram, name: str, explain: bool = False):
+    def __init__(self, program: CheckedProgram, name: str, explain: bool = False,
+                 trampoline: bool = False):
         self.p = program
+        # Symmetric transfer through a resume loop instead of tail calls, for
+        # targets that have none (NVPTX): middle/coro/trampoline.py.
+        self.trampoline = trampoline
         # `pycoro explain`: every coroutine ramp takes a hidden i32 call-site id that
         # it passes to the frame allocator, so the optimised IR says which call
         # sites still allocate (llvmlite exposes no optimisation remarks).

@@ -31,7 +31,8 @@ from llvmlite import ir
 from ...frontend.layout import size_align
 from ...frontend.types import HANDLE
 from .. import intrinsics
-from ..llvmcompat import I1, I8, I32, I64, PTR, TOKEN_NONE, mark_presplit_coroutine
+from ..llvmcompat import I1, I8, I32, I64, PTR, TOKEN_NONE, alloca, field_ptr, gep, mark_presplit_coroutine
+from . import trampoline
 from .base import CoroutineEmitter
 
 FRAME_ALIGN = 16
@@ -45,10 +46,17 @@ class SwitchEmitter(CoroutineEmitter):
         fg, b = self.fg, self.fg.b
         mark_presplit_coroutine(fg.fn)
         state = self.info.state
-        self._promise = fg.alloca(state, "promise")
         align = max(size_align(state, fg.mg.p.struct_fields)[1], 1)
         null = ir.Constant(PTR, None)
-        self.id = b.call(self._intrinsic("llvm.coro.id"), [I32(align), self._promise, null, null], name="id")
+        if fg.mg.trampoline:
+            # the promise is preceded by the hidden transfer slot (coro/trampoline.py)
+            assert align <= trampoline.MAX_PROMISE_ALIGN, "promise over-aligned for the trampoline"
+            frame_type = trampoline.promise_type(fg.mg.llvm(state))
+            frame_promise = alloca(fg.allocas, frame_type, "promise")
+            align = max(align, 8)
+        else:
+            frame_promise = self._promise = fg.alloca(state, "promise")
+        self.id = b.call(self._intrinsic("llvm.coro.id"), [I32(align), frame_promise, null, null], name="id")
         need = b.call(self._intrinsic("llvm.coro.alloc"), [self.id], name="need.alloc")
         start = b.block
         alloc_bb, begin_bb = fg.block("coro.alloc"), fg.block("coro.begin")
@@ -67,11 +75,16 @@ class SwitchEmitter(CoroutineEmitter):
         frame.add_incoming(null, start)
         frame.add_incoming(mem, alloc_bb)
         self.handle = b.call(self._intrinsic("llvm.coro.begin"), [self.id, frame], name="hdl")
+        if fg.mg.trampoline:
+            # after coro.begin, so that CoroFrame moves it into the frame with the promise
+            self._promise = field_ptr(b, frame_promise, frame_type, 1, "promise.state")
         # Blocks every path ends in; filled by `end`.
         self.final_bb = fg.block("coro.final")
         self.cleanup_bb = fg.block("coro.cleanup")
         self.ret_bb = fg.block("coro.ret")
         fg.zero(self._promise, state)
+        if fg.mg.trampoline:
+            b.store(null, trampoline.slot_of(b, self.handle))
         if self.info.initial_suspend:
             # destroyed before it starts: its owned parameters are still destroyed
             self._suspend("init")
@@ -127,8 +140,11 @@ class SwitchEmitter(CoroutineEmitter):
         b.position_at_end(suspend_bb)
         save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name=f"{name}.save")
         wrapper = fg.mg.await_wrapper(info.suspend, info.kind)
-        result = b.call(self._intrinsic(f"llvm.coro.await.suspend.{info.kind}"),
-                        [awaiter, self.handle, wrapper])
+        if info.kind == "handle":
+            result = self._suspend_to_handle(awaiter, wrapper)
+        else:
+            result = b.call(self._intrinsic(f"llvm.coro.await.suspend.{info.kind}"),
+                            [awaiter, self.handle, wrapper])
         if info.kind == "bool":  # false: do not suspend after all
             really = fg.block(f"{name}.really")
             b.cbranch(result, really, ready_bb)
@@ -143,9 +159,18 @@ class SwitchEmitter(CoroutineEmitter):
         slot = fg.alloca(HANDLE, "transfer.to")
         b.store(handle, slot)
         save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name=f"{name}.save")
-        b.call(self._intrinsic("llvm.coro.await.suspend.handle"),
-               [slot, self.handle, fg.mg.load_handle_wrapper()])
+        self._suspend_to_handle(slot, fg.mg.load_handle_wrapper())
         self._suspend(name, save)
+
+    def _suspend_to_handle(self, awaiter: ir.Value, wrapper: ir.Function) -> None:
+        """Suspend and resume the handle `wrapper(awaiter, frame)` returns: a tail
+        call, or on targets without tail calls (NVPTX) through the resume loop."""
+        module = self.fg.mg.module
+        if self.fg.mg.trampoline:
+            self.fg.b.call(self._intrinsic("llvm.coro.await.suspend.void"),
+                           [awaiter, self.handle, trampoline.suspend_wrapper(module, wrapper)])
+        else:
+            self.fg.b.call(self._intrinsic("llvm.coro.await.suspend.handle"), [awaiter, self.handle, wrapper])
 
     def co_return(self) -> None:
         self.fg.b.branch(self.final_bb)
@@ -160,6 +185,8 @@ class SwitchEmitter(CoroutineEmitter):
             # returns (a task's continuation), as a final suspend point.
             self._final_save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name="final.save")
             wrapper = fg.mg.await_wrapper(self.info.final_transfer, "handle")
+            if fg.mg.trampoline:   # the next coroutine runs on top of our resume loop
+                wrapper = trampoline.final_wrapper(fg.mg.module, wrapper)
             b.call(self._intrinsic("llvm.coro.await.suspend.handle"), [self._promise, self.handle, wrapper])
             self._final_suspend()
         elif self.info.final_suspend:
@@ -197,7 +224,10 @@ def handle_op(fg, name: str, handle: ir.Value | None, promise_align: int,
             done = b.call(declare("llvm.coro.done"), [handle])
             fg.check(b.not_(done), lambda: fg.panic(b"resumed a finished coroutine", fg.current_span),
                      "resume")
-            b.call(declare("llvm.coro.resume"), [handle])
+            if fg.mg.trampoline:
+                trampoline.resume(b, handle)
+            else:
+                b.call(declare("llvm.coro.resume"), [handle])
         else:
             # Out of line: an owning `g.resume()` next to a `Handle.resume()` (the
             # generator's `next`) must stay two calls, or SimplifyCFG merges them
@@ -212,6 +242,9 @@ def handle_op(fg, name: str, handle: ir.Value | None, promise_align: int,
         b.call(declare("llvm.coro.destroy"), [handle])
         return None
     if name == "promise":
+        if fg.mg.trampoline:   # behind the transfer slot
+            promise = b.call(declare("llvm.coro.promise"), [handle, I32(max(promise_align, 8)), I1(0)])
+            return gep(b, promise, [I64(max(promise_align, 8))], I8, "promise.state")
         return b.call(declare("llvm.coro.promise"), [handle, I32(promise_align), I1(0)])
     return handle  # handle(): the same frame, not owned
 
@@ -224,6 +257,12 @@ def _resume_handle(mg) -> ir.Function:
         fn.linkage = "internal"
         fn.attributes.add("noinline")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        b.call(intrinsics.declare(mg.module, "llvm.coro.resume"), [fn.args[0]])
+        if mg.trampoline:
+            # a Handle may be the no-op coroutine, whose frame has no transfer slot
+            noop = b.call(intrinsics.declare(mg.module, "llvm.coro.noop"), [])
+            with b.if_then(b.icmp_unsigned("!=", fn.args[0], noop)):
+                trampoline.resume(b, fn.args[0])
+        else:
+            b.call(intrinsics.declare(mg.module, "llvm.coro.resume"), [fn.args[0]])
         b.ret_void()
     return fn

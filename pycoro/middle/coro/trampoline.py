@@ -1,0 +1,149 @@
+"""Symmetric transfer without tail calls: a resume loop (trampoline).
+
+On a target with tail calls, a switched-resume coroutine transfers to another
+by `musttail`-calling its resume function (`llvm.coro.await.suspend.handle`),
+so a chain of transfers runs in constant stack. NVPTX has no tail calls: LLVM
+prints `musttail` there as `call` + `ret`, and every hop of a chain of awaits
+(`for k in 0..n { s += await step(k); }`: into the task, back to the loop,
+into the next task, …) would take another frame of the thread's stack.
+There, the transfer of an `await` is handed to a resume loop instead:
+
+    await transfer (after the awaiting coroutine is suspended):
+        next == no-op              → return to whoever resumed us
+        our slot != null           → *slot = next; return    (the loop resumes next)
+        our slot == null           → trampoline(next)         (start a loop here)
+
+    trampoline(h):
+        loop { slot = null; h.slot = &slot; resume h
+               if slot == null: return;  h = slot }
+
+    final transfer (a finished task to its continuation): a plain transfer
+        (call + ret on NVPTX) that first gives `next` our slot, so the
+        continuation's next await is queued on the loop we run on.
+
+    resume site (`h.resume()`, `g.next()`, `block_on`):  h.slot = null; resume h
+
+A chain of awaits therefore costs at most one loop per resume site plus the
+final transfers between two awaits, whatever its length. Final transfers
+stay plain so that generators, which never await, keep code small enough
+for CoroElide to place a whole pipeline's frames (their final transfer goes
+to the no-op coroutine or to a `yield from` parent, bounded by nesting).
+
+The slot is a hidden first field in front of every promise, so it sits at a
+fixed offset of every frame (LLVM lays a switched-resume frame out as resume
+function, destroy function, promise). It is written only while the frame is
+certainly alive: right before a resume, or by the coroutine itself.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from .. import intrinsics
+from ..llvmcompat import I8, I64, PTR, alloca, gep
+
+# resume function, destroy function, then the promise: its first field (the
+# slot) is at 16 when the promise is aligned to at most 16 bytes
+SLOT_OFFSET = 16
+MAX_PROMISE_ALIGN = 16
+
+
+def promise_type(state: ir.Type) -> ir.Type:
+    """The frame's promise: the transfer slot, then the promise state."""
+    return ir.LiteralStructType([PTR, state])
+
+
+def slot_of(b: ir.IRBuilder, frame: ir.Value) -> ir.Value:
+    return gep(b, frame, [I64(SLOT_OFFSET)], I8, "transfer.slot.field")
+
+
+def resume(b: ir.IRBuilder, handle: ir.Value) -> None:
+    """Resume `handle` (not the no-op coroutine) with no loop waiting below it."""
+    b.store(ir.Constant(PTR, None), slot_of(b, handle))
+    b.call(intrinsics.declare(b.module, "llvm.coro.resume"), [handle])
+
+
+def suspend_wrapper(module: ir.Module, handle_wrapper: ir.Function) -> ir.Function:
+    """`void wrapper(ptr awaiter, ptr frame)` for `llvm.coro.await.suspend.void`:
+    the handle `handle_wrapper` chose, handed to the resume loop."""
+    name = f"{handle_wrapper.name}.trampoline"
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = _function(module, ir.VoidType(), name)
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        awaiter, frame = fn.args
+        next_ = b.call(handle_wrapper, [awaiter, frame])
+        noop = b.call(intrinsics.declare(module, "llvm.coro.noop"), [])
+        with b.if_then(b.icmp_unsigned("!=", next_, noop)):
+            b.call(_transfer(module), [b.load(slot_of(b, frame), typ=PTR), next_])
+        b.ret_void()
+    return fn
+
+
+def final_wrapper(module: ir.Module, handle_wrapper: ir.Function) -> ir.Function:
+    """`ptr wrapper(ptr promise, ptr frame)` for `llvm.coro.await.suspend.handle`:
+    the handle `handle_wrapper` chose, given our slot before we transfer to it."""
+    name = f"{handle_wrapper.name}.final"
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = _function(module, PTR, name)
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        promise, frame = fn.args
+        next_ = b.call(handle_wrapper, [promise, frame])
+        noop = b.call(intrinsics.declare(module, "llvm.coro.noop"), [])
+        with b.if_then(b.icmp_unsigned("!=", next_, noop)):
+            b.store(b.load(slot_of(b, frame), typ=PTR), slot_of(b, next_))
+        b.ret(next_)
+    return fn
+
+
+def _function(module: ir.Module, ret: ir.Type, name: str, params=(PTR, PTR)) -> ir.Function:
+    fn = ir.Function(module, ir.FunctionType(ret, list(params)), name)
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")   # PyCoro has no exceptions
+    return fn
+
+
+def _trampoline(module: ir.Module) -> ir.Function:
+    name = "pc.trampoline"
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = _function(module, ir.VoidType(), name, [PTR])
+        # out of line: inlined, LLVM resolves the resumes it makes into direct
+        # calls, and the resume functions become recursive for ptxas
+        fn.attributes.add("noinline")
+        entry, loop, done = (fn.append_basic_block(n) for n in ("entry", "loop", "done"))
+        b = ir.IRBuilder(entry)
+        slot = alloca(b, PTR, "slot")
+        b.branch(loop)
+        b.position_at_end(loop)
+        current = b.phi(PTR, name="current")
+        current.add_incoming(fn.args[0], entry)
+        b.store(ir.Constant(PTR, None), slot)
+        b.store(slot, slot_of(b, current))
+        b.call(intrinsics.declare(module, "llvm.coro.resume"), [current])
+        next_ = b.load(slot, typ=PTR, name="next")
+        current.add_incoming(next_, loop)
+        b.cbranch(b.icmp_unsigned("==", next_, ir.Constant(PTR, None)), done, loop)
+        b.position_at_end(done)
+        b.ret_void()
+    return fn
+
+
+def _transfer(module: ir.Module) -> ir.Function:
+    """`void transfer(ptr slot, ptr next)`: hand `next` to the loop waiting on
+    `slot`, or start a loop when none is (a resume site or a ramp resumed us)."""
+    name = "pc.transfer"
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = _function(module, ir.VoidType(), name)
+        slot, next_ = fn.args
+        entry, queue, nested = (fn.append_basic_block(n) for n in ("entry", "queue", "nested"))
+        b = ir.IRBuilder(entry)
+        b.cbranch(b.icmp_unsigned("==", slot, ir.Constant(PTR, None)), nested, queue)
+        b.position_at_end(queue)
+        b.store(next_, slot)
+        b.ret_void()
+        b.position_at_end(nested)
+        b.call(_trampoline(module), [next_])
+        b.ret_void()
+    return fn
