@@ -31,7 +31,7 @@ from llvmlite import ir
 from ...frontend.layout import size_align
 from ...frontend.types import HANDLE
 from .. import intrinsics
-from ..llvmcompat import I1, I8, I32, I64, PTR, TOKEN_NONE, alloca, field_ptr, gep, mark_presplit_coroutine
+from ..llvmcompat import I1, I8, I32, I64, PTR, TOKEN_NONE, alloca, field_ptr, mark_presplit_coroutine
 from . import trampoline
 from .base import CoroutineEmitter
 
@@ -50,10 +50,9 @@ class SwitchEmitter(CoroutineEmitter):
         null = ir.Constant(PTR, None)
         if fg.mg.trampoline:
             # the promise is preceded by the hidden transfer slot (coro/trampoline.py)
-            assert align <= trampoline.MAX_PROMISE_ALIGN, "promise over-aligned for the trampoline"
             frame_type = trampoline.promise_type(fg.mg.llvm(state))
             frame_promise = alloca(fg.allocas, frame_type, "promise")
-            align = max(align, 8)
+            align = trampoline.promise_align(align)
         else:
             frame_promise = self._promise = fg.alloca(state, "promise")
         self.id = b.call(self._intrinsic("llvm.coro.id"), [I32(align), frame_promise, null, null], name="id")
@@ -141,7 +140,7 @@ class SwitchEmitter(CoroutineEmitter):
         save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name=f"{name}.save")
         wrapper = fg.mg.await_wrapper(info.suspend, info.kind)
         if info.kind == "handle":
-            result = self._suspend_to_handle(awaiter, wrapper)
+            self._suspend_to_handle(awaiter, wrapper)
         else:
             result = b.call(self._intrinsic(f"llvm.coro.await.suspend.{info.kind}"),
                             [awaiter, self.handle, wrapper])
@@ -165,10 +164,9 @@ class SwitchEmitter(CoroutineEmitter):
     def _suspend_to_handle(self, awaiter: ir.Value, wrapper: ir.Function) -> None:
         """Suspend and resume the handle `wrapper(awaiter, frame)` returns: a tail
         call, or on targets without tail calls (NVPTX) through the resume loop."""
-        module = self.fg.mg.module
         if self.fg.mg.trampoline:
             self.fg.b.call(self._intrinsic("llvm.coro.await.suspend.void"),
-                           [awaiter, self.handle, trampoline.suspend_wrapper(module, wrapper)])
+                           [awaiter, self.handle, trampoline.suspend_wrapper(self.fg.mg.module, wrapper)])
         else:
             self.fg.b.call(self._intrinsic("llvm.coro.await.suspend.handle"), [awaiter, self.handle, wrapper])
 
@@ -242,9 +240,8 @@ def handle_op(fg, name: str, handle: ir.Value | None, promise_align: int,
         b.call(declare("llvm.coro.destroy"), [handle])
         return None
     if name == "promise":
-        if fg.mg.trampoline:   # behind the transfer slot
-            promise = b.call(declare("llvm.coro.promise"), [handle, I32(max(promise_align, 8)), I1(0)])
-            return gep(b, promise, [I64(max(promise_align, 8))], I8, "promise.state")
+        if fg.mg.trampoline:
+            return trampoline.state_of(b, handle, promise_align)
         return b.call(declare("llvm.coro.promise"), [handle, I32(promise_align), I1(0)])
     return handle  # handle(): the same frame, not owned
 
@@ -259,8 +256,7 @@ def _resume_handle(mg) -> ir.Function:
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         if mg.trampoline:
             # a Handle may be the no-op coroutine, whose frame has no transfer slot
-            noop = b.call(intrinsics.declare(mg.module, "llvm.coro.noop"), [])
-            with b.if_then(b.icmp_unsigned("!=", fn.args[0], noop)):
+            with b.if_then(trampoline.is_coroutine(b, fn.args[0])):
                 trampoline.resume(b, fn.args[0])
         else:
             b.call(intrinsics.declare(mg.module, "llvm.coro.resume"), [fn.args[0]])

@@ -39,7 +39,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from .. import intrinsics
-from ..llvmcompat import I8, I64, PTR, alloca, gep
+from ..llvmcompat import I1, I8, I32, I64, PTR, alloca, gep
 
 # resume function, destroy function, then the promise: its first field (the
 # slot) is at 16 when the promise is aligned to at most 16 bytes
@@ -50,6 +50,24 @@ MAX_PROMISE_ALIGN = 16
 def promise_type(state: ir.Type) -> ir.Type:
     """The frame's promise: the transfer slot, then the promise state."""
     return ir.LiteralStructType([PTR, state])
+
+
+def promise_align(state_align: int) -> int:
+    """The alignment of `promise_type` (and the state's offset inside it)."""
+    assert state_align <= MAX_PROMISE_ALIGN, "promise over-aligned for the resume loop"
+    return max(state_align, 8)
+
+
+def state_of(b: ir.IRBuilder, handle: ir.Value, state_align: int) -> ir.Value:
+    """The promise state of the coroutine `handle`, behind its transfer slot."""
+    align = promise_align(state_align)
+    promise = b.call(intrinsics.declare(b.module, "llvm.coro.promise"), [handle, I32(align), I1(0)])
+    return gep(b, promise, [I64(align)], I8, "promise.state")
+
+
+def is_coroutine(b: ir.IRBuilder, handle: ir.Value) -> ir.Value:
+    """Whether `handle` is not the no-op coroutine (whose frame has no slot)."""
+    return b.icmp_unsigned("!=", handle, b.call(intrinsics.declare(b.module, "llvm.coro.noop"), []))
 
 
 def slot_of(b: ir.IRBuilder, frame: ir.Value) -> ir.Value:
@@ -72,8 +90,7 @@ def suspend_wrapper(module: ir.Module, handle_wrapper: ir.Function) -> ir.Functi
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         awaiter, frame = fn.args
         next_ = b.call(handle_wrapper, [awaiter, frame])
-        noop = b.call(intrinsics.declare(module, "llvm.coro.noop"), [])
-        with b.if_then(b.icmp_unsigned("!=", next_, noop)):
+        with b.if_then(is_coroutine(b, next_)):
             b.call(_transfer(module), [b.load(slot_of(b, frame), typ=PTR), next_])
         b.ret_void()
     return fn
@@ -89,8 +106,7 @@ def final_wrapper(module: ir.Module, handle_wrapper: ir.Function) -> ir.Function
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         promise, frame = fn.args
         next_ = b.call(handle_wrapper, [promise, frame])
-        noop = b.call(intrinsics.declare(module, "llvm.coro.noop"), [])
-        with b.if_then(b.icmp_unsigned("!=", next_, noop)):
+        with b.if_then(is_coroutine(b, next_)):
             b.store(b.load(slot_of(b, frame), typ=PTR), slot_of(b, next_))
         b.ret(next_)
     return fn
