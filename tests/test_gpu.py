@@ -139,3 +139,14 @@ def test_what_cannot_run_where_it_is_compiled(pycoro, tmp_path, source, flags, m
     proc = pycoro("check", src, *flags)
     assert proc.returncode == 1
     assert f"{src}:{message}" in proc.stderr
+
+
+def test_std_math_is_ptx_instructions(pycoro, tmp_path):
+    """std/math needs no libdevice: each function is one PTX instruction."""
+    out = tmp_path / "norms.ptx"
+    proc = _build(pycoro, GPU_EXAMPLES[0].parent / "norms.pc", out)
+    assert proc.returncode == 0, proc.stderr
+    ptx = out.read_text()
+    for instruction in ("sqrt.rn.f64", "min.f64", "max.f64"):
+        assert instruction in ptx, instruction
+    assert not re.search(r"call[.\w]*\s+\w*(sqrt|fmin|fmax|fabs|__nv_)", ptx)

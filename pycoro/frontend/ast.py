@@ -281,7 +281,7 @@ class Param(Node):
 @node
 class FnDecl(Decl):
     name: str
-    kind: str  # "fn" | "async" | "kernel" | "extern"
+    kind: str  # "fn" | "async" | "kernel" | "extern" | "intrinsic"
     generics: tuple[str, ...]
     params: tuple[Param, ...]
     ret: TypeExpr | None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from . import ast
+from . import ast, intrinsics
 from . import messages as M
 from .layout import MAX_TYPE_BYTES, is_aggregate, owns, size_align
 from .gpu import GPU_BUILTINS, GPU_TARGETS
@@ -77,6 +77,8 @@ class ProgramChecker:
                 self.instantiate(decl, {}, ())
             elif isinstance(decl, ast.StructDecl) and not decl.generics:
                 self.struct_fields(StructT(decl), decl.span)
+            if isinstance(decl, ast.FnDecl) and decl.kind == "intrinsic":
+                self._check_intrinsic_decl(decl)
         for impl in self.ns.impls:
             target = self.impl_target(impl)
             if not impl.generics and target is not ERROR:
@@ -264,6 +266,14 @@ class ProgramChecker:
         if decl.body is not None:
             self.queue.append((inst, subst))
         return inst
+
+    def _check_intrinsic_decl(self, decl: ast.FnDecl) -> None:
+        if decl.name not in intrinsics.ACCEPTS:
+            self.reporter.error(M.unknown_intrinsic(decl.name), span_of(decl),
+                                hint=M.known_intrinsics(intrinsics.ACCEPTS))
+        elif not intrinsics.well_formed(decl.name, decl.generics, decl.params, decl.ret):
+            self.reporter.error(M.intrinsic_shape(decl.name), span_of(decl),
+                                hint=f"declare it `{intrinsics.signature(decl.name)}`")
 
     def _check_kernel(self, decl: ast.FnDecl, params: list[tuple[str, Type]], ret: Type) -> None:
         """A `kernel fn` is a GPU entry point: launched from the host with scalars
@@ -1273,6 +1283,11 @@ class BodyChecker:
         inst = self.p.instantiate(decl, subst, targs)
         self._check_args(e, decl.name, [t for _, t in inst.params], e.args, decl.varargs,
                          extern=decl.kind == "extern")
+        if decl.kind == "intrinsic" and inst.ret is not ERROR \
+                and intrinsics.kind_of(inst.ret) not in intrinsics.ACCEPTS.get(decl.name, ()):
+            if decl.name in intrinsics.ACCEPTS and \
+                    intrinsics.well_formed(decl.name, decl.generics, decl.params, decl.ret):   # else its declaration is reported
+                self.r.error(M.intrinsic_type(decl.name, intrinsics.accepted(decl.name), inst.ret), e.span)
         self._call(e, DirectCall(inst))
         return inst.ret
 

@@ -29,6 +29,10 @@ def builtin_redefined(name: str) -> str: return f"{q(name)} is a built-in functi
 def self_outside_impl() -> str: return "`self` parameter is only allowed in methods (inside `impl` or `promise`)"
 def self_not_first() -> str: return "`self` must be the first parameter"
 def generic_extern() -> str: return "an `extern fn` cannot be generic"
+def unknown_intrinsic(name: str) -> str: return f"{q(name)} is not an intrinsic pycoro knows"
+def known_intrinsics(names) -> str: return "intrinsics are: " + ", ".join(map(q, names))
+def intrinsic_shape(name: str) -> str: return f"intrinsic {q(name)} is declared with the wrong signature"
+def intrinsic_type(name: str, accepts: str, t: object) -> str: return f"{q(name)} takes {accepts}, not {q(t)}"
 def instantiation_too_deep(name: str) -> str:
     return f"instantiating {q(name)} never ends: each instance needs a larger one"
 def not_supported_yet(what: str) -> str: return f"{what} is not supported yet"

@@ -11,7 +11,7 @@ from . import ast
 from ..diagnostics import SOURCES, CompileError, Diagnostic, Span
 
 KEYWORDS = frozenset(
-    "fn async kernel extern struct promise impl let var if else while for in loop break "
+    "fn async kernel extern intrinsic struct promise impl let var if else while for in loop break "
     "continue return co_return yield from await spawn defer with as true false null import "
     "abi self".split())
 
@@ -182,6 +182,12 @@ class _ToAst(Transformer):
         params, varargs = params or ((), False)
         return ast.FnDecl(self._span(meta), str(name), "extern", (), tuple(params), ret, None,
                           varargs, name_span=self._tok_span(name))
+
+    @v_args(meta=True)
+    def intrinsic_decl(self, meta, children):
+        name, generics, params, ret = children
+        return ast.FnDecl(self._span(meta), str(name), "intrinsic", tuple(generics or ()),
+                          tuple(params or ()), ret, None, name_span=self._tok_span(name))
 
     def extern_params(self, children):
         varargs = any(isinstance(c, Token) and c.type == "ELLIPSIS" for c in children)

@@ -105,3 +105,27 @@ def validate(module_text: str) -> list[str]:
         if name not in SIGNATURES:
             problems.append(f"unknown intrinsic {name}")
     return problems
+
+
+# std/math (frontend/intrinsics.py): (function, kind of its type) → intrinsic
+# family, suffixed with the LLVM type (`llvm.sqrt.f64`). None: the argument
+# itself (`abs` of an unsigned integer). Integer `abs` wraps (`abs` of the
+# minimum is the minimum, as Rust's `wrapping_abs`); float `min`/`max` are
+# IEEE minNum/maxNum (a NaN operand yields the other, as Rust's `f64::min`).
+MATH: dict[tuple[str, str], str | None] = {
+    ("sqrt", "float"): "llvm.sqrt", ("floor", "float"): "llvm.floor", ("ceil", "float"): "llvm.ceil",
+    ("abs", "float"): "llvm.fabs", ("abs", "signed"): "llvm.abs", ("abs", "unsigned"): None,
+    ("min", "float"): "llvm.minnum", ("min", "signed"): "llvm.smin", ("min", "unsigned"): "llvm.umin",
+    ("max", "float"): "llvm.maxnum", ("max", "signed"): "llvm.smax", ("max", "unsigned"): "llvm.umax",
+}
+
+
+def math_call(b: ir.IRBuilder, name: str, kind: str, args: list[ir.Value]) -> ir.Value:
+    family = MATH[(name, kind)]
+    if family is None:
+        return args[0]
+    ty = args[0].type
+    suffix = {ir.FloatType: "f32", ir.DoubleType: "f64"}.get(type(ty)) or f"i{ty.width}"
+    if family == "llvm.abs":
+        args = args + [ir.Constant(I1, 0)]   # not poison on the minimum: it wraps
+    return b.call(declare(b.module, f"{family}.{suffix}"), args)

@@ -20,6 +20,7 @@ from ..frontend.program import (BuiltinCall, CheckedProgram, FnInstance, GlobalV
 from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
                               PromiseT, PtrT, StructT, Type, abi_of)
 from ..frontend.layout import is_aggregate, owns, size_align
+from ..frontend.intrinsics import kind_of as math_kind
 from . import intrinsics
 from .coro.base import emitter_for, handle_ops
 from .gpu import GPU_INTRINSICS, kernel_entry
@@ -227,7 +228,8 @@ class ModuleGen:
         """`internal`: only the C entry point is visible outside the module."""
         self.internal = internal
         for inst in self.p.functions:
-            self.declare(inst)
+            if inst.decl.kind != "intrinsic":   # lowered at each call
+                self.declare(inst)
         for g in self.p.globals:
             self.global_var(g)
         for inst in self.p.functions:
@@ -916,6 +918,10 @@ class FnGen:
             fnty = self.mg.signature(list(fnt.params), fnt.ret)
             return self.call_with(TypedCallee(callee, fnty), args, fnt.ret)
         fn = target.fn
+        if fn.decl.kind == "intrinsic":   # std/math
+            kind = math_kind(fn.params[0][1])
+            args = self.arguments(e.args, [t for _, t in fn.params])
+            return intrinsics.math_call(self.b, fn.decl.name, kind, args)
         args = []
         params = fn.params
         if target.receiver is not None:
