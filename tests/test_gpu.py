@@ -130,6 +130,14 @@ def test_explain_for_nvptx_shows_the_device_heap(pycoro, tmp_path):
      "1:11: error: a `kernel fn` cannot be a coroutine"),
     ("kernel fn k() {}\nkernel fn j() { k(); }", ["--target", "nvptx"],
      "2:17: error: `kernel fn` `k` is launched from the host and cannot be called"),
+    ("fn walk(i: i64) -> Generator<i64> {\n    if i > 0 { yield from walk(i - 1); }\n    yield i;\n}\n"
+     "kernel fn k() { for v in walk(3) {} }", ["--target", "nvptx"],
+     "2:27: error: coroutine `walk` calls itself: its frames cannot be bounded, "
+     "and a GPU thread's local memory is fixed"),
+    ("fn ping(n: i64) -> Generator<i64> { yield pong(n - 1); }\n"
+     "fn pong(n: i64) -> i64 { var s: i64 = 0; if n > 0 { for v in ping(n) { s += v; } } return s; }\n"
+     "kernel fn k(out: ptr<i64>) { out[0] = pong(3); }", ["--target", "nvptx"],
+     "2:62: error: coroutine `ping` is called recursively (here from `pong`)"),
     ("kernel fn k() {}\nfn main() {}", [], "1:11: error: a `kernel fn` is GPU code"),
     ("fn main() { print(thread_id_x()); }", [], "1:19: error: `thread_id_x()` exists only in GPU code"),
 ])
@@ -150,3 +158,14 @@ def test_std_math_is_ptx_instructions(pycoro, tmp_path):
     for instruction in ("sqrt.rn.f64", "min.f64", "max.f64"):
         assert instruction in ptx, instruction
     assert not re.search(r"call[.\w]*\s+\w*(sqrt|fmin|fmax|fabs|__nv_)", ptx)
+
+
+def test_plain_recursion_is_allowed_on_the_gpu(pycoro, tmp_path):
+    """Only recursion that makes coroutine frames is refused; a recursive plain
+    function uses the thread's stack, as in CUDA C."""
+    src = tmp_path / "k.pc"
+    src.write_text("fn fact(n: i64) -> i64 { if n <= 1 { return 1; } return n * fact(n - 1); }\n"
+                   "fn walk(i: i64) -> Generator<i64> { yield fact(i); }\n"
+                   "kernel fn k(out: ptr<i64>) { for v in walk(4) { out[0] = v; } }\n")
+    proc = pycoro("check", "--target", "nvptx", src)
+    assert proc.returncode == 0, proc.stderr

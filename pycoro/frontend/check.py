@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from . import ast, intrinsics
 from . import messages as M
 from .layout import MAX_TYPE_BYTES, is_aggregate, owns, size_align
-from .gpu import GPU_BUILTINS, GPU_TARGETS
+from .gpu import GPU_BUILTINS, GPU_TARGETS, coroutine_recursion
 from .program import (AwaitInfo, BuiltinCall, CheckedProgram, CoroutineInfo, DirectCall, FnInstance,
                       GlobalVar, HandleCall, IndirectCall, IterProtocol, LocalVar)
 from .resolve import BUILTIN_FUNCTIONS, Namespace, span_of
@@ -90,6 +90,10 @@ class ProgramChecker:
             BodyChecker(self, inst, subst).check_body()
         for inst in list(self.instances.values()):
             _mark_elide_safe(inst)
+        if self.gpu:
+            for call, caller, callee in coroutine_recursion(list(self.instances.values())):
+                self.reporter.error(M.gpu_coroutine_recursion(callee.display, caller.display), call.span,
+                                    hint=M.gpu_recursion_hint())
         main = self._find_main(need_main, main_file)
         return CheckedProgram(list(self.instances.values()), list(self.globals.values()), main,
                               self.struct_fields)

@@ -44,6 +44,12 @@ def kernel_generic() -> str: return "a `kernel fn` cannot be generic"
 def kernel_returns(t: object) -> str: return f"a `kernel fn` returns nothing, not {q(t)}"
 def kernel_coroutine() -> str: return "a `kernel fn` cannot be a coroutine"
 def kernel_param(t: object) -> str: return f"a `kernel fn` takes scalars and pointers, not {q(t)}"
+def gpu_coroutine_recursion(callee: str, caller: str) -> str:
+    how = "calls itself" if callee == caller else f"is called recursively (here from {q(caller)})"
+    return (f"coroutine {q(callee)} {how}: its frames cannot be bounded, "
+            "and a GPU thread's local memory is fixed")
+def gpu_recursion_hint() -> str:
+    return "GPU code cannot recurse through coroutines: walk the structure with a loop and an explicit stack"
 def kernel_called(name: str) -> str: return f"`kernel fn` {q(name)} is launched from the host and cannot be called"
 
 # types and values
