@@ -47,6 +47,7 @@ class Options:
     arch: str = targets.DEFAULT_GPU_ARCH
     allow_device_heap: bool = False   # nvptx: accept frames from the device heap
     trampoline: bool = False          # symmetric transfer through a resume loop (always on nvptx)
+    gpu_emulation: bool = False       # native: kernels run on the CPU, through launchers (pycoro.gpu)
 
 
 class Compilation:
@@ -75,7 +76,9 @@ class Compilation:
 
     def check(self, need_main: bool = True) -> CheckedProgram:
         reporter = Reporter()
-        program = check_program(self.parse(), reporter, need_main, self.display, self.options.target)
+        # Kernels run on the CPU obey the GPU's rules, so results can be compared.
+        rules = "nvptx" if self.options.gpu_emulation else self.options.target
+        program = check_program(self.parse(), reporter, need_main, self.display, rules)
         reporter.check()
         return program
 
@@ -85,8 +88,10 @@ class Compilation:
 
     def _lower(self, trampoline: bool) -> str:
         program = self.check()
-        self.entry_points |= {f.decl.name for f in program.functions if f.decl.kind == "kernel"}
-        module = ModuleGen(program, self.display, trampoline=trampoline).generate(entry=True, internal=True)
+        kernels = [f.decl.name for f in program.functions if f.decl.kind == "kernel"]
+        self.entry_points |= set(map(gpu.launcher_name, kernels)) if self.options.gpu_emulation else set(kernels)
+        module = ModuleGen(program, self.display, trampoline=trampoline,
+                           gpu_emulation=self.options.gpu_emulation).generate(entry=True, internal=True)
         module.triple = targets.triple_for(self.options.target)
         return str(module)
 
@@ -193,6 +198,11 @@ class Compilation:
         if check_leaks and live:
             raise LeakError(live)
         return status
+
+    def load(self) -> jit.Loaded:
+        """Compile for the host and load into this process (pycoro.gpu, embedding)."""
+        module, machine = self.lowered(jit_mode=True)
+        return jit.Loaded(module, machine)
 
     def build(self, emit: str, output: str) -> None:
         writers = _WRITERS[self.options.target]

@@ -23,3 +23,17 @@ def run_main(module: llvm.ModuleRef, machine: llvm.TargetMachine, live_frames: s
     _libc.fflush(None)
     live = ctypes.CFUNCTYPE(ctypes.c_int64)(counter)() if counter else 0
     return status, live
+
+
+class Loaded:
+    """A module compiled into this process; its functions stay valid while it lives."""
+
+    def __init__(self, module: llvm.ModuleRef, machine: llvm.TargetMachine):
+        self.engine = llvm.create_mcjit_compiler(module, machine)
+        self.engine.finalize_object()
+
+    def address(self, name: str) -> int:
+        address = self.engine.get_function_address(name)
+        if not address:
+            raise KeyError(name)
+        return address

@@ -12,7 +12,7 @@ from llvmlite import ir
 
 from ..frontend.types import PtrT
 from . import intrinsics
-from .llvmcompat import I32, I64, PTR, global_string
+from .llvmcompat import I32, I64, PTR, gep, global_string
 from .runtime import RUNTIME, symbol
 
 # builtin → the intrinsic it reads (all `() -> i32`, read as u32) or calls
@@ -115,3 +115,92 @@ def runtime_module(context: ir.Context | None = None) -> ir.Module:
     fn, b = define("coro_count")
     b.ret_void()
     return module
+
+
+# ---- kernels on the CPU (`pycoro.gpu`'s device="cpu")
+#
+# The same program compiled for the host, to compare a GPU's results with:
+# the index builtins read `pc.gpu.index`, which a launcher sets before running
+# each thread of the grid in turn. Threads run one after another, so a barrier
+# can only be honoured with one thread per block; with more, sync_threads()
+# panics rather than compute something a GPU would not.
+
+EMULATED_INDEX = "pc.gpu.index"   # [12 x i32]: thread_id, block_id, block_dim, grid_dim; x, y, z each
+_SLOTS = {f"{what}_{axis}": 3 * i + j
+          for i, what in enumerate(("thread_id", "block_id", "block_dim", "grid_dim"))
+          for j, axis in enumerate("xyz")}
+_INDEX_TYPE = ir.ArrayType(I32, 12)
+
+
+def launcher_name(kernel: str) -> str:
+    return f"pc.launch.{kernel}"
+
+
+def _index(module: ir.Module) -> ir.GlobalVariable:
+    g = module.globals.get(EMULATED_INDEX)
+    if g is None:
+        g = ir.GlobalVariable(module, _INDEX_TYPE, EMULATED_INDEX)
+        g.linkage = "internal"
+        g.initializer = ir.Constant(_INDEX_TYPE, None)
+    return g
+
+
+def _slot(b: ir.IRBuilder, name: str) -> ir.Value:
+    return gep(b, _index(b.module), [I32(0), I32(_SLOTS[name])], _INDEX_TYPE)
+
+
+def emulated_builtin(b: ir.IRBuilder, name: str) -> ir.Value:
+    """An index builtin, read from what the launcher set."""
+    return b.load(_slot(b, name), typ=I32)
+
+
+def emulated_barrier_holds(b: ir.IRBuilder) -> ir.Value:
+    """Whether sync_threads() can be honoured: one thread per block."""
+    dims = [b.load(_slot(b, f"block_dim_{axis}"), typ=I32) for axis in "xyz"]
+    return b.icmp_unsigned("==", b.mul(b.mul(dims[0], dims[1]), dims[2]), I32(1))
+
+
+def emulated_launcher(module: ir.Module, name: str, body: ir.Function) -> ir.Function:
+    """`void pc.launch.NAME(ptr dims, args…)`: runs every thread of the grid in
+    turn; `dims` is six u32s, the grid's then the block's x, y, z."""
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR] + list(body.function_type.args)),
+                     launcher_name(name))
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    dims_arg, args = fn.args[0], list(fn.args[1:])
+    dims = [b.load(gep(b, dims_arg, [I32(i)], I32), typ=I32) for i in range(6)]
+    grid, block = dims[:3], dims[3:]
+    for axis, g, t in zip("xyz", grid, block):
+        b.store(g, _slot(b, f"grid_dim_{axis}"))
+        b.store(t, _slot(b, f"block_dim_{axis}"))
+
+    def count(n: ir.Value, label: str, inner) -> None:
+        """for i in 0..n (u32) { inner(i) }"""
+        entry, head, step, done = b.block, fn.append_basic_block(f"{label}.head"), \
+            fn.append_basic_block(f"{label}.body"), fn.append_basic_block(f"{label}.done")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I32)
+        i.add_incoming(I32(0), entry)
+        b.cbranch(b.icmp_unsigned("<", i, n), step, done)
+        b.position_at_end(step)
+        inner(i)
+        i.add_incoming(b.add(i, I32(1)), b.block)
+        b.branch(head)
+        b.position_at_end(done)
+
+    def spread(linear: ir.Value, sizes: list[ir.Value], what: str) -> None:
+        """x, y, z of a linear index (x fastest, as CUDA numbers threads)."""
+        rest = linear
+        for axis, size in zip("xyz", sizes):
+            b.store(b.urem(rest, size), _slot(b, f"{what}_{axis}"))
+            rest = b.udiv(rest, size)
+
+    def run_block(blk: ir.Value) -> None:
+        spread(blk, grid, "block_id")
+        count(b.mul(b.mul(block[0], block[1]), block[2]), "thread",
+              lambda t: (spread(t, block, "thread_id"), b.call(body, args)))
+
+    count(b.mul(b.mul(grid[0], grid[1]), grid[2]), "block", run_block)
+    b.call(module.globals.get(symbol("flush")) or ir.Function(module, RUNTIME["flush"], symbol("flush")), [])
+    b.ret_void()
+    return fn

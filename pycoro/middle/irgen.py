@@ -21,9 +21,9 @@ from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, Floa
                               PromiseT, PtrT, StructT, Type, abi_of)
 from ..frontend.layout import is_aggregate, owns, size_align
 from ..frontend.intrinsics import kind_of as math_kind
-from . import intrinsics
+from . import gpu, intrinsics
 from .coro.base import emitter_for, handle_ops
-from .gpu import GPU_INTRINSICS, kernel_entry
+from .gpu import GPU_INTRINSICS
 from .llvmcompat import (EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep,
                          global_string, mark_elide_safe)
 from .runtime import NORETURN, RUNTIME, symbol as rt_symbol
@@ -36,8 +36,11 @@ class ModuleGen:
     """Emits one LLVM module for a checked program."""
 
     def __init__(self, program: CheckedProgram, name: str, explain: bool = False,
-                 trampoline: bool = False):
+                 trampoline: bool = False, gpu_emulation: bool = False):
         self.p = program
+        # Kernels for the host CPU (pycoro.gpu's device="cpu"): the GPU builtins
+        # read what a launcher per kernel sets (middle/gpu.py).
+        self.gpu_emulation = gpu_emulation
         # Symmetric transfer through a resume loop instead of tail calls, for
         # targets that have none (NVPTX): middle/coro/trampoline.py.
         self.trampoline = trampoline
@@ -238,8 +241,10 @@ class ModuleGen:
         if entry and self.p.main is not None:
             self._c_main(self.p.main)
         for inst in self.p.functions:
-            if inst.decl.kind == "kernel":
-                kernel_entry(self.module, inst.decl.name, self.declare(inst), [t for _, t in inst.params])
+            if inst.decl.kind == "kernel" and self.gpu_emulation:
+                gpu.emulated_launcher(self.module, inst.decl.name, self.declare(inst))
+            elif inst.decl.kind == "kernel":
+                gpu.kernel_entry(self.module, inst.decl.name, self.declare(inst), [t for _, t in inst.params])
         return self.module
 
     def _c_main(self, main: FnInstance) -> None:
@@ -903,6 +908,12 @@ class FnGen:
     def expr_Call(self, e: ast.Call) -> ir.Value | None:
         target = self.inst.calls[e]
         if isinstance(target, BuiltinCall):
+            if target.name == "sync_threads" and self.mg.gpu_emulation:
+                return self.check(gpu.emulated_barrier_holds(self.b), lambda: self.panic(
+                    b"sync_threads() cannot be emulated on the CPU with more than one thread per block",
+                    e.span), "sync_threads")
+            if target.name in GPU_INTRINSICS and self.mg.gpu_emulation:
+                return gpu.emulated_builtin(self.b, target.name)
             if target.name in GPU_INTRINSICS:
                 return self.b.call(intrinsics.declare(self.mg.module, GPU_INTRINSICS[target.name]), [])
             return getattr(self, f"builtin_{target.name}")(e)
