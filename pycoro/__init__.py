@@ -1,5 +1,20 @@
-"""pycoro: a compiler for PyCoro, a small statically typed language built around coroutines."""
+"""pycoro: a compiler for PyCoro, a small statically typed language built around coroutines.
+
+    import pycoro
+    mod = pycoro.compile("fn add(a: i64, b: i64) -> i64 { return a + b; }")
+    mod.add(2, 3)    # 5
+
+`pycoro.compile` / `pycoro.compile_file` are pycoro.embed's (LANGUAGE.md §9);
+`pycoro.gpu` launches kernels. Both load LLVM, so they are imported on first use.
+"""
 from .diagnostics import CompileError
 
 __version__ = "0.1.0"
-__all__ = ["CompileError", "__version__"]
+__all__ = ["CompileError", "__version__", "compile", "compile_file"]
+
+
+def __getattr__(name: str):
+    if name in ("compile", "compile_file"):
+        from . import embed
+        return getattr(embed, name)
+    raise AttributeError(f"module 'pycoro' has no attribute {name!r}")

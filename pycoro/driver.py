@@ -48,6 +48,8 @@ class Options:
     allow_device_heap: bool = False   # nvptx: accept frames from the device heap
     trampoline: bool = False          # symmetric transfer through a resume loop (always on nvptx)
     gpu_emulation: bool = False       # native: kernels run on the CPU, through launchers (pycoro.gpu)
+    exports: tuple[str, ...] = ()     # functions (by name) that stay visible, for embedding (pycoro.embed)
+    need_main: bool = True            # a program (not a library for embedding) must have `main`
 
 
 class Compilation:
@@ -57,7 +59,7 @@ class Compilation:
         self.base_dir = base_dir
         self.options = options
         # what stays visible after linking the runtime (lower() adds the kernels)
-        self.entry_points = {"main", LIVE_FRAMES}
+        self.entry_points = {"main", LIVE_FRAMES, *(f"pc.{name}" for name in options.exports)}
 
     @classmethod
     def from_file(cls, path: str, options: Options = Options()) -> "Compilation":
@@ -74,10 +76,11 @@ class Compilation:
     def parse(self) -> list[ast.Module]:
         return load(self.display, self.source, self.base_dir)
 
-    def check(self, need_main: bool = True) -> CheckedProgram:
+    def check(self, need_main: bool | None = None) -> CheckedProgram:
         reporter = Reporter()
         # Kernels run on the CPU obey the GPU's rules, so results can be compared.
         rules = "nvptx" if self.options.gpu_emulation else self.options.target
+        need_main = self.options.need_main if need_main is None else need_main
         program = check_program(self.parse(), reporter, need_main, self.display, rules)
         reporter.check()
         return program
@@ -91,7 +94,8 @@ class Compilation:
         kernels = [f.decl.name for f in program.functions if f.decl.kind == "kernel"]
         self.entry_points |= set(map(gpu.launcher_name, kernels)) if self.options.gpu_emulation else set(kernels)
         module = ModuleGen(program, self.display, trampoline=trampoline,
-                           gpu_emulation=self.options.gpu_emulation).generate(entry=True, internal=True)
+                           gpu_emulation=self.options.gpu_emulation,
+                           exported=frozenset(self.options.exports)).generate(entry=True, internal=True)
         module.triple = targets.triple_for(self.options.target)
         return str(module)
 

@@ -36,8 +36,10 @@ class ModuleGen:
     """Emits one LLVM module for a checked program."""
 
     def __init__(self, program: CheckedProgram, name: str, explain: bool = False,
-                 trampoline: bool = False, gpu_emulation: bool = False):
+                 trampoline: bool = False, gpu_emulation: bool = False,
+                 exported: frozenset[str] = frozenset()):
         self.p = program
+        self.exported = exported   # functions (by name) other code calls: never internal
         # Kernels for the host CPU (pycoro.gpu's device="cpu"): the GPU builtins
         # read what a launcher per kernel sets (middle/gpu.py).
         self.gpu_emulation = gpu_emulation
@@ -116,7 +118,7 @@ class ModuleGen:
             return existing
         fn = ir.Function(self.module, fnty, inst.symbol)
         if not inst.is_extern:
-            fn.linkage = "internal" if self.internal else "external"
+            fn.linkage = "internal" if self.internal and inst.display not in self.exported else "external"
         self.fns[key] = fn
         return fn
 

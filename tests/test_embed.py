@@ -1,0 +1,137 @@
+"""pycoro.compile / compile_file (LANGUAGE.md §9): exported functions called from
+Python, generators as Python iterators."""
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+import pycoro
+
+SOURCE = """
+import "std/iter";
+struct P { x: i64 }
+var calls: i64 = 0;
+fn add(a: i64, b: i64) -> i64 { return a + b; }
+fn half(x: f64) -> f64 { return x / 2.0; }
+fn small(x: u8, y: i32, z: f32) -> f32 { return (x as f32) + (y as f32) + z; }
+fn negate(b: bool) -> bool { return !b; }
+fn bump() { calls += 1; }
+fn calls_so_far() -> i64 { return calls; }
+fn squares(n: i64) -> Generator<i64> { for v in range(0, n) { yield v * v; } }
+fn parity(n: i64) -> Generator<bool> { for i in 0..n { yield i % 2 == 0; } }
+fn noisy(n: i64) -> Generator<i64> {
+    defer print("noisy: closed");
+    for i in 0..n { print("noisy: made", i); yield i; }
+}
+fn counted(n: i64) -> Generator<i64> { for i in 0..n { calls += 1; yield calls; } }
+fn generic<T>(x: T) -> T { return x; }
+fn by_struct(p: P) -> i64 { return p.x; }
+fn fresh() -> P { return P { x: 1 }; }
+"""
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return pycoro.compile(SOURCE)
+
+
+def test_scalar_functions(mod):
+    assert mod.add(2, 3) == 5
+    assert mod.add(-2**63, -1) == 2**63 - 1   # wraps, as PyCoro's arithmetic does
+    assert mod.half(3) == 1.5
+    assert mod.small(250, -7, 0.5) == 243.5
+    assert mod.negate(True) is False
+    assert mod.bump() is None
+    assert mod.calls_so_far() == 1
+
+
+def test_only_what_python_can_call_is_exported(mod):
+    for name in ("generic", "by_struct", "fresh", "range", "sum", "block_on"):
+        assert not hasattr(mod, name), name
+    assert "add" in repr(mod)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m: m.add(1), "fn add(a: i64, b: i64) -> i64 takes 2 arguments, 1 given"),
+    (lambda m: m.add(1, "2"), "argument 2 (`b: i64`) of fn add(a: i64, b: i64) -> i64 must be i64, not str"),
+    (lambda m: m.add(1, 2.0), "argument 2 (`b: i64`) of fn add(a: i64, b: i64) -> i64 must be i64, not float"),
+    (lambda m: m.add(True, 2), "argument 1 (`a: i64`) of fn add(a: i64, b: i64) -> i64 must be i64, not bool"),
+    (lambda m: m.small(256, 0, 0.0), "argument 1 (`x: u8`) of fn small(x: u8, y: i32, z: f32) -> f32: "
+     "256 does not fit in u8"),
+    (lambda m: m.negate(1), "argument 1 (`b: bool`) of fn negate(b: bool) -> bool must be bool, not int"),
+    (lambda m: m.squares(), "fn squares(n: i64) -> Generator<i64> takes 1 argument, 0 given"),
+])
+def test_arguments_are_checked(mod, call, message):
+    with pytest.raises(TypeError) as err:
+        call(mod)
+    assert str(err.value) == message
+
+
+def test_a_generator_is_a_lazy_python_iterator(mod):
+    it = mod.squares(5)
+    assert iter(it) is not None and next(it) == 0
+    assert list(it) == [1, 4, 9, 16]
+    with pytest.raises(StopIteration):
+        next(it)
+    assert sum(mod.squares(1000)) == sum(v * v for v in range(1000))
+    assert list(mod.parity(3)) == [True, False, True]
+
+
+def test_close_runs_defers_and_use_after_close_is_an_error(mod, capfd):
+    it = mod.noisy(5)
+    assert next(it) == 0
+    it.close()
+    it.close()   # twice is fine
+    assert capfd.readouterr().out == "noisy: made 0\nnoisy: closed\n"
+    with pytest.raises(ValueError, match="used after close"):
+        next(it)
+    with pytest.raises(ValueError, match="used after close"):
+        list(it)
+
+
+def test_a_generator_is_a_context_manager_and_collected(mod, capfd):
+    with mod.noisy(3) as it:
+        assert next(it) == 0
+    assert capfd.readouterr().out == "noisy: made 0\nnoisy: closed\n"
+    abandoned = mod.noisy(3)
+    next(abandoned)
+    del abandoned
+    gc.collect()
+    assert capfd.readouterr().out == "noisy: made 0\nnoisy: closed\n"
+
+
+def test_effects_interleave_with_the_consumer_in_order(mod, capfd):
+    for v in mod.noisy(2):
+        print("python: got", v)
+    assert capfd.readouterr().out.splitlines() == [
+        "noisy: made 0", "python: got 0", "noisy: made 1", "python: got 1", "noisy: closed"]
+
+
+def test_only_generators_without_effects_run_ahead(mod):
+    exports = mod._exports
+    assert exports["squares"].batch > 1 and exports["parity"].batch > 1
+    assert exports["noisy"].batch == 1      # prints
+    assert exports["counted"].batch == 1    # writes a global another export reads
+    it = mod.counted(3)
+    before = mod.calls_so_far()
+    assert next(it) == before + 1
+    assert mod.calls_so_far() == before + 1        # not run ahead
+    it.close()
+
+
+def test_compile_errors_raise_compile_error():
+    with pytest.raises(pycoro.CompileError) as err:
+        pycoro.compile("fn f() -> i64 { return true; }", name="bad.pc")
+    assert "bad.pc:1:24: error: expected `i64`, found `bool`" in str(err.value)
+
+
+def test_compile_file(tmp_path):
+    src = tmp_path / "gen.pc"
+    src.write_text("fn range(lo: i64, hi: i64) -> Generator<i64> { var i = lo; while i < hi { yield i; i += 1; } }\n"
+                   "fn add(a: i64, b: i64) -> i64 { return a + b; }\n")
+    mod = pycoro.compile_file(src)
+    assert mod.add(2, 3) == 5
+    assert list(mod.range(0, 5)) == [0, 1, 2, 3, 4]
+    with pytest.raises(pycoro.CompileError, match="no such file"):
+        pycoro.compile_file(tmp_path / "missing.pc")
