@@ -205,7 +205,7 @@ def _function(module: Module, e: Export):
     argtypes = [_C[str(t)] for _, t in e.params]
     if e.item is None:
         restype = None if e.ret == VOID else _C[str(e.ret)]
-        native = ctypes.CFUNCTYPE(restype, *argtypes)(module._address(f"__export_{e.name}"))
+        native = ctypes.PYFUNCTYPE(restype, *argtypes)(module._address(f"__export_{e.name}"))
         convert = bool if e.ret == BOOL else None
 
         def call(*args):
@@ -217,10 +217,10 @@ def _function(module: Module, e: Export):
                 _flush_c()
             return convert(result) if convert else result
     else:
-        create = ctypes.CFUNCTYPE(None, *argtypes, ctypes.c_void_p)(module._address(f"__export_{e.name}"))
-        step = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(
+        create = ctypes.PYFUNCTYPE(None, *argtypes, ctypes.c_void_p)(module._address(f"__export_{e.name}"))
+        step = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(
             module._address(f"__export_next_{e.name}"))
-        destroy = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(module._address(f"__export_destroy_{e.name}"))
+        destroy = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(module._address(f"__export_destroy_{e.name}"))
         code = _ARRAY_CODES[str(e.item)]
 
         def call(*args):
