@@ -4,7 +4,7 @@ sees them: name → the kinds of type its one type parameter accepts.
 Each one is a single LLVM intrinsic on every target, so it costs an
 instruction on the CPU and on nvptx alike (no libm, no libdevice). Which
 intrinsic a name and type lower to is the middle's business
-(middle/irgen.py's `MATH_INTRINSICS`).
+(middle/intrinsics.py's `MATH`).
 """
 from __future__ import annotations
 
