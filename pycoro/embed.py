@@ -187,18 +187,21 @@ def _check_args(e: Export, args: tuple) -> list:
                         f"{len(args)} given")
     values = []
     for i, ((name, t), a) in enumerate(zip(e.params, args)):
-        where = f"argument {i + 1} (`{name}: {t}`) of {e.signature}"
-        if t == BOOL and isinstance(a, bool):
-            values.append(int(a))
-        elif isinstance(t, IntT) and isinstance(a, int) and not isinstance(a, bool):
-            if not t.min <= a <= t.max:
-                raise TypeError(f"{where}: {a} does not fit in {t}")
-            values.append(a)
-        elif isinstance(t, FloatT) and isinstance(a, (int, float)) and not isinstance(a, bool):
-            values.append(float(a))
-        else:
-            raise TypeError(f"{where} must be {t}, not {type(a).__name__}")
+        values.append(scalar_argument(f"argument {i + 1} (`{name}: {t}`) of {e.signature}", t, a))
     return values
+
+
+def scalar_argument(where: str, t: Type, a) -> int | float:
+    """A Python value checked for a scalar parameter of type `t` (a bool as 0/1)."""
+    if t == BOOL and isinstance(a, bool):
+        return int(a)
+    if isinstance(t, IntT) and isinstance(a, int) and not isinstance(a, bool):
+        if not t.min <= a <= t.max:
+            raise TypeError(f"{where}: {a} does not fit in {t}")
+        return a
+    if isinstance(t, FloatT) and isinstance(a, (int, float)) and not isinstance(a, bool):
+        return float(a)
+    raise TypeError(f"{where} must be {t}, not {type(a).__name__}")
 
 
 def _function(module: Module, e: Export):

@@ -30,7 +30,8 @@ from .backend import targets
 from .driver import Compilation, Options
 from .frontend.layout import size_align
 from .frontend.program import BuiltinCall
-from .frontend.types import BOOL, FloatT, IntT, PtrT, Type
+from .embed import scalar_argument
+from .frontend.types import FloatT, PtrT, Type
 from .middle.gpu import launcher_name
 
 DEVICES = ("cuda", "cpu")
@@ -169,15 +170,7 @@ def _argument(k: Kernel, i: int, value):
                             f"({k._sizes[i]}-byte items), not format {view.format!r} of "
                             f"{view.itemsize}-byte items{' (read-only)' * view.readonly}")
         return view.cast("B")
-    if t == BOOL and isinstance(value, bool):
-        return ctypes.c_bool(value)
-    if isinstance(t, IntT) and isinstance(value, int) and not isinstance(value, bool):
-        if not t.min <= value <= t.max:
-            raise TypeError(f"{where}: {value} does not fit in {t}")
-        return _SCALARS[str(t)](value)
-    if isinstance(t, FloatT) and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _SCALARS[str(t)](value)
-    raise TypeError(f"{where} must be {t}, not {type(value).__name__}")
+    return _SCALARS[str(t)](scalar_argument(where, t, value))
 
 
 def _address(view: memoryview) -> int:
