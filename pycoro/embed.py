@@ -33,9 +33,10 @@ BATCH = 256   # values per native call for a generator that may run ahead
 
 _ARRAY_CODES = {"i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
                 "i64": "q", "u64": "Q", "f32": "f", "f64": "d", "bool": "B"}
-_C = {**{f"i{b}": getattr(ctypes, f"c_int{b}") for b in (8, 16, 32, 64)},
-      **{f"u{b}": getattr(ctypes, f"c_uint{b}") for b in (8, 16, 32, 64)},
-      "f32": ctypes.c_float, "f64": ctypes.c_double, "bool": ctypes.c_uint8}
+# ctypes type per scalar type, as it crosses the wrappers' C ABI (a bool as a u8)
+C_TYPES = {**{f"i{b}": getattr(ctypes, f"c_int{b}") for b in (8, 16, 32, 64)},
+           **{f"u{b}": getattr(ctypes, f"c_uint{b}") for b in (8, 16, 32, 64)},
+           "f32": ctypes.c_float, "f64": ctypes.c_double, "bool": ctypes.c_uint8}
 
 
 def compile(source: str, name: str = "<string>", opt_level: int = 2) -> "Module":
@@ -205,9 +206,9 @@ def scalar_argument(where: str, t: Type, a) -> int | float:
 
 
 def _function(module: Module, e: Export):
-    argtypes = [_C[str(t)] for _, t in e.params]
+    argtypes = [C_TYPES[str(t)] for _, t in e.params]
     if e.item is None:
-        restype = None if e.ret == VOID else _C[str(e.ret)]
+        restype = None if e.ret == VOID else C_TYPES[str(e.ret)]
         native = ctypes.PYFUNCTYPE(restype, *argtypes)(module._address(f"__export_{e.name}"))
         convert = bool if e.ret == BOOL else None
 

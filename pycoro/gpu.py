@@ -30,7 +30,7 @@ from .backend import targets
 from .driver import Compilation, Options
 from .frontend.layout import size_align
 from .frontend.program import BuiltinCall
-from .embed import scalar_argument
+from .embed import C_TYPES, scalar_argument
 from .frontend.types import FloatT, PtrT, Type
 from .middle.gpu import launcher_name
 
@@ -145,11 +145,7 @@ def _dims(value, what: str) -> tuple[int, int, int]:
 
 # ---- arguments
 
-_SCALARS = {
-    **{f"i{b}": getattr(ctypes, f"c_int{b}") for b in (8, 16, 32, 64)},
-    **{f"u{b}": getattr(ctypes, f"c_uint{b}") for b in (8, 16, 32, 64)},
-    "f32": ctypes.c_float, "f64": ctypes.c_double, "bool": ctypes.c_bool,
-}
+_SCALARS = {**C_TYPES, "bool": ctypes.c_bool}   # a kernel takes a bool as LLVM's i1
 _FLOAT_FORMATS, _INT_FORMATS = set("efd"), set("bBhHiIlLqQnN")
 
 

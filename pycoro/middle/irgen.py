@@ -244,7 +244,7 @@ class ModuleGen:
             self._c_main(self.p.main)
         for inst in self.p.functions:
             if inst.decl.kind == "kernel" and self.gpu_emulation:
-                gpu.emulated_launcher(self.module, inst.decl.name, self.declare(inst))
+                gpu.emulated_launcher(self.module, inst.decl.name, self.declare(inst), self.runtime("flush"))
             elif inst.decl.kind == "kernel":
                 gpu.kernel_entry(self.module, inst.decl.name, self.declare(inst), [t for _, t in inst.params])
         return self.module
