@@ -125,16 +125,16 @@ def build(file: str = typer.Argument(..., help="the .pc program"),
                                                  help="nvptx: accept coroutine frames from the device heap"),
           emit: Optional[Emit] = typer.Option(None, "--emit", help="default: exe, or ptx for --target nvptx"),
           opt: int = OptLevel):
-    """Write an artefact: a native executable, or PTX for --target nvptx."""
+    """Write an artefact: a native executable, a shared library with its C header, or PTX for --target nvptx."""
     emit = emit or (Emit.ptx if target is Target.nvptx else Emit.exe)
     out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit.value]).name or "a.out"
+    if output is None and emit is Emit.shared:
+        out = f"lib{out}"   # gen.pc → libgen.so (and gen.h)
 
     def action():
         from .diagnostics import Diagnostic
-        if emit is Emit.shared or (emit is Emit.ptx and target is not Target.nvptx):
-            what = "--emit shared" if emit is Emit.shared else "--emit ptx without --target nvptx"
-            raise CompileError([Diagnostic(f"{what} is not supported yet" if emit is Emit.shared
-                                           else f"{what}: PTX is for GPUs", None)])
+        if emit is Emit.ptx and target is not Target.nvptx:
+            raise CompileError([Diagnostic("--emit ptx without --target nvptx: PTX is for GPUs", None)])
         if target is not Target.nvptx and (arch or allow_device_heap):
             raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
         _compilation(file, opt, target.value, arch, allow_device_heap).build(emit.value, out)

@@ -9,16 +9,17 @@ reported as an internal compiler error before LLVM can abort the process.
 from __future__ import annotations
 
 import functools
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import llvmlite.binding as llvm
 
 from . import cache
-from .backend import jit, link, targets
+from .backend import clib, jit, link, targets
 from .diagnostics import CompileError, Diagnostic, Reporter
-from .frontend import ast
+from .frontend import ast, exports
 from .frontend.check import check_program
 from .frontend.program import CheckedProgram
 from .frontend.resolve import load, stdlib_dir
@@ -74,7 +75,8 @@ class Compilation:
 
     # ---- stages
     def parse(self) -> list[ast.Module]:
-        return load(self.display, self.source, self.base_dir)
+        self.imported: list[Path] = []   # the program's own files it imports (for the module cache)
+        return load(self.display, self.source, self.base_dir, read=self.imported)
 
     def check(self, need_main: bool | None = None) -> CheckedProgram:
         reporter = Reporter()
@@ -204,11 +206,59 @@ class Compilation:
         return status
 
     def load(self) -> jit.Loaded:
-        """Compile for the host and load into this process (pycoro.gpu, embedding)."""
+        """Compile for the host and load into this process (pycoro.gpu)."""
         module, machine = self.lowered(jit_mode=True)
         return jit.Loaded(module, machine)
 
+    def with_exports(self) -> tuple[list[exports.Export], "Compilation"]:
+        """The program's exports (LANGUAGE.md §9), and a compilation of the
+        program with their C-ABI wrappers appended and kept visible."""
+        found = exports.exports(self.check(need_main=False))
+        wrapped = f"{self.source}\n{exports.wrapper_source(found)}\n"
+        options = replace(self.options, need_main=False, exports=exports.wrapper_symbols(found))
+        return found, Compilation(wrapped, self.display, self.base_dir, options)
+
+    def export_object(self, use_cache: bool = True) -> tuple[list[exports.Export], bytes, bool]:
+        """The program's exports and the object code of it with their wrappers,
+        compiled for loading into this process (pycoro.embed); the third item
+        says whether it came from the on-disk cache (cache.py) instead.
+
+        An entry is keyed by the source, where its imports are looked up, the
+        options and the host CPU, and records each imported file's hash: it is
+        used only while those files are unchanged."""
+        o = self.options
+        digest = cache.key("module", self.source, str(self.base_dir), repr(o), targets.host_description())
+        if use_cache:
+            hit = _cached_module(digest)
+            if hit is not None:
+                return hit[0], hit[1], True
+        found, library = self.with_exports()
+        module, machine = library.lowered(jit_mode=True)
+        code = machine.emit_object(module)
+        if use_cache:
+            deps = [[str(p), cache.digest(p.read_bytes())] for p in self.imported if p.is_file()]
+            cache.store("module.o", digest, code)   # the .json last: it is what makes an entry valid
+            cache.store("module.json", digest, json.dumps(
+                {"exports": [e.to_json() for e in found], "imports": deps, "object": cache.digest(code)}))
+        return found, code, False
+
+    def shared_library(self, output: str) -> str:
+        """Write a shared library of the program's exports and its C header
+        (backend/clib.py); return the header's path."""
+        found, library = self.with_exports()
+        prefix = clib.prefix_for(output)
+        names = clib.c_names(found, prefix)
+        module, machine = library.lowered()
+        clib.expose(module, {**{f"pc.{w}": c for w, c in names.items()}, LIVE_FRAMES: f"{prefix}_live_frames"})
+        link.write_shared(module, machine, output)
+        header = clib.header_path(output, prefix)
+        Path(header).write_text(clib.header(found, prefix, self.display))
+        return header
+
     def build(self, emit: str, output: str) -> None:
+        if emit == "shared" and self.options.target == "native":
+            self.shared_library(output)
+            return
         writers = _WRITERS[self.options.target]
         if emit != "llvm" and emit not in writers:
             raise CompileError([Diagnostic(
@@ -250,6 +300,20 @@ def runtime_ir() -> str:
         cached = _compile_runtime(source, path)
         cache.store("runtime.ll", digest, cached)
     return cached
+
+
+def _cached_module(digest: str) -> tuple[list[exports.Export], bytes] | None:
+    try:
+        entry = json.loads(cache.load("module.json", digest) or "null")
+        code = cache.load_bytes("module.o", digest)
+        if entry is None or code is None or cache.digest(code) != entry["object"]:
+            return None
+        for path, want in entry["imports"]:
+            if cache.digest(Path(path).read_bytes()) != want:
+                return None
+        return [exports.Export.from_json(e) for e in entry["exports"]], code
+    except (OSError, ValueError, KeyError, TypeError):
+        return None   # unreadable or from another layout: compile again
 
 
 def _compile_runtime(source: str, path: Path) -> str:

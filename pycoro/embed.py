@@ -1,13 +1,11 @@
 """PyCoro from Python (LANGUAGE.md §9): `pycoro.compile(source)` and
 `pycoro.compile_file(path)` return a module whose attributes are the
-program's exported functions.
+program's exported functions (frontend/exports.py says which those are, and
+writes the wrappers that give them a C ABI).
 
-A top-level, non-generic function is exported when its parameters are
-scalars (`iN uN fN bool`) and its result is a scalar, nothing, or a
-`Generator<scalar>`. For each one, pycoro adds small PyCoro wrappers to the
-program (below) that give it a C ABI without `i1`s (a `bool` crosses as a
-`u8`); a generator crosses as a frame in a slot Python owns, with
-`create`, `next` (fills a buffer with up to N values) and `destroy`.
+The program is compiled to object code for this process and loaded with
+MCJIT; the object code and the list of exports are kept in the on-disk cache
+(cache.py), so compiling the same program again loads it without compiling.
 
 Batching (docs/embedding.md): a generator the checker proves free of
 observable effects — it never prints, calls C, or touches a mutable global,
@@ -22,14 +20,19 @@ import ctypes
 import itertools
 import sys
 import weakref
-from dataclasses import dataclass
 from pathlib import Path
 
+from .backend import jit, targets
 from .driver import Compilation, Options
-from .frontend.program import BuiltinCall, CheckedProgram, DirectCall, FnInstance, GlobalVar, IndirectCall
-from .frontend.types import BOOL, VOID, FloatT, IntT, PromiseT, Type
+from .frontend.exports import Export
+from .frontend.types import BOOL, VOID, FloatT, IntT, Type
 
 BATCH = 256   # values per native call for a generator that may run ahead
+
+
+def batch_size(e: Export) -> int:
+    """Values per native call: one for a generator with observable effects."""
+    return 1 if e.effects else BATCH
 
 _ARRAY_CODES = {"i8": "b", "u8": "B", "i16": "h", "u16": "H", "i32": "i", "u32": "I",
                 "i64": "q", "u64": "Q", "f32": "f", "f64": "d", "bool": "B"}
@@ -39,139 +42,23 @@ C_TYPES = {**{f"i{b}": getattr(ctypes, f"c_int{b}") for b in (8, 16, 32, 64)},
            "f32": ctypes.c_float, "f64": ctypes.c_double, "bool": ctypes.c_uint8}
 
 
-def compile(source: str, name: str = "<string>", opt_level: int = 2) -> "Module":
-    """Compile PyCoro source; raise `pycoro.CompileError` with its diagnostics."""
-    return Module(source, name, Path.cwd(), opt_level)
+def compile(source: str, name: str = "<string>", opt_level: int = 2, cache: bool = True) -> "Module":
+    """Compile PyCoro source; raise `pycoro.CompileError` with its diagnostics.
+    `cache=False`: compile even if the on-disk cache has this program."""
+    return Module(Compilation(source, name, Path.cwd(), Options(opt_level=opt_level, need_main=False)), cache)
 
 
-def compile_file(path: str | Path, opt_level: int = 2) -> "Module":
-    c = Compilation.from_file(str(path))   # reads it, reporting a missing file as a CompileError
-    return Module(c.source, c.display, c.base_dir, opt_level)
-
-
-def _is_scalar(t: Type) -> bool:
-    return isinstance(t, (IntT, FloatT)) or t == BOOL
-
-
-def _generated_item(t: Type) -> Type | None:
-    """T for a `Generator<T>` of a scalar T."""
-    if isinstance(t, PromiseT) and t.decl.name == "Generator" and t.args and _is_scalar(t.args[0]):
-        return t.args[0]
-    return None
-
-
-@dataclass
-class Export:
-    name: str
-    params: list[tuple[str, Type]]
-    ret: Type
-    item: Type | None        # generators: the type of their values
-    effects: bool = True     # may print, call C or touch a mutable global (then: one step per value)
-
-    @property
-    def batch(self) -> int:
-        """Values per native call, for a generator."""
-        return 1 if self.effects else BATCH
-
-    @property
-    def signature(self) -> str:
-        params = ", ".join(f"{n}: {t}" for n, t in self.params)
-        return f"fn {self.name}({params})" + ("" if self.ret == VOID else f" -> {self.ret}")
-
-
-def exports(program: CheckedProgram) -> list[Export]:
-    found = []
-    for f in program.functions:
-        d = f.decl
-        if d.kind != "fn" or d.generics or f.self_mode is not None or f.display != d.name \
-                or d.span.file.startswith("<stdlib>") or d.name.startswith("__"):
-            continue
-        item = _generated_item(f.ret)
-        if all(_is_scalar(t) for _, t in f.params) and (_is_scalar(f.ret) or f.ret == VOID or item):
-            found.append(Export(d.name, list(f.params), f.ret, item, _has_effects(f)))
-    return found
-
-
-def _callees(f: FnInstance):
-    for target in f.calls.values():
-        if isinstance(target, DirectCall):
-            yield target.fn
-    yield from f.hooks.values()
-    for protocol in f.iters.values():
-        yield protocol.next
-        yield protocol.value
-    for info in f.awaits.values():
-        yield from (x for x in (info.transform, info.ready, info.suspend, info.resume) if x is not None)
-    if f.coro is not None:
-        yield from (x for x in (f.coro.return_void, f.coro.final_transfer, f.coro.allocate,
-                                f.coro.deallocate) if x is not None)
-
-
-def _has_effects(root: FnInstance) -> bool:
-    """Whether `root` or anything it calls may print, call C, reach a mutable
-    global, or call through a function pointer (conservatively: effects)."""
-    seen, todo = set(), [root]
-    while todo:
-        f = todo.pop()
-        if id(f) in seen:
-            continue
-        seen.add(id(f))
-        if f.is_extern:
-            return True
-        for target in f.calls.values():
-            if isinstance(target, IndirectCall) or (isinstance(target, BuiltinCall) and target.name == "print"):
-                return True
-        if any(isinstance(r, GlobalVar) and r.decl.mutable for r in f.refs.values()):
-            return True
-        todo.extend(_callees(f))
-    return False
-
-
-def _wrappers(exported: list[Export]) -> str:
-    """PyCoro source giving each export a C ABI (bool as u8)."""
-    def c_type(t: Type) -> str:
-        return "u8" if t == BOOL else str(t)
-
-    def c_arg(name: str, t: Type) -> str:
-        return f"{name} != 0" if t == BOOL else name
-
-    out = []
-    for e in exported:
-        params = ", ".join(f"{n}: {c_type(t)}" for n, t in e.params)
-        args = ", ".join(c_arg(n, t) for n, t in e.params)
-        if e.item is None:
-            ret = "" if e.ret == VOID else f" -> {c_type(e.ret)}"
-            call = f"{e.name}({args})" + (" as u8" if e.ret == BOOL else "")
-            body = f"{call};" if e.ret == VOID else f"return {call};"
-            out.append(f"fn __export_{e.name}({params}){ret} {{ {body} }}")
-            continue
-        g, item = f"Generator<{e.item}>", c_type(e.item)
-        value = "slot[0].value()" + (" as u8" if e.item == BOOL else "")
-        sep = ", " if params else ""
-        out.append(
-            f"fn __export_{e.name}({params}{sep}slot: ptr<{g}>) {{ slot[0] = {e.name}({args}); }}\n"
-            f"fn __export_next_{e.name}(slot: ptr<{g}>, buf: ptr<{item}>, cap: i64) -> i64 {{\n"
-            f"    var n: i64 = 0;\n"
-            f"    while n < cap {{ if !slot[0].next() {{ break; }} buf[n] = {value}; n += 1; }}\n"
-            f"    return n;\n"
-            f"}}\n"
-            f"fn __export_destroy_{e.name}(slot: ptr<{g}>) {{ slot[0].handle().destroy(); }}")
-    return "\n".join(out)
+def compile_file(path: str | Path, opt_level: int = 2, cache: bool = True) -> "Module":
+    options = Options(opt_level=opt_level, need_main=False)
+    return Module(Compilation.from_file(str(path), options), cache)   # a missing file is a CompileError
 
 
 class Module:
-    def __init__(self, source: str, name: str, base_dir: Path, opt_level: int):
-        options = Options(opt_level=opt_level, need_main=False)
-        program = Compilation(source, name, base_dir, options).check()
-        self._exports = {e.name: e for e in exports(program)}
-        wrapped = source + "\n" + _wrappers(list(self._exports.values())) + "\n"
-        symbols = [f"__export_{n}" for n in self._exports] + \
-            [f"__export_{w}_{e.name}" for e in self._exports.values() if e.item is not None
-             for w in ("next", "destroy")]
-        build = Compilation(wrapped, name, base_dir, Options(opt_level=opt_level, need_main=False,
-                                                                exports=tuple(symbols)))
-        self._loaded = build.load()
-        self.__name__ = name
+    def __init__(self, compilation: Compilation, cache: bool = True):
+        found, code, self._from_cache = compilation.export_object(use_cache=cache)
+        self._exports = {e.name: e for e in found}
+        self._loaded = jit.Loaded.from_object(code, targets.native_machine(compilation.options.opt_level, jit=True))
+        self.__name__ = compilation.display
         for e in self._exports.values():
             setattr(self, e.name, _function(self, e))
 
@@ -208,9 +95,9 @@ def scalar_argument(where: str, t: Type, a) -> int | float:
 def _function(module: Module, e: Export):
     argtypes = [C_TYPES[str(t)] for _, t in e.params]
     if e.item is None:
-        restype = None if e.ret == VOID else C_TYPES[str(e.ret)]
+        restype = None if e.result == VOID else C_TYPES[str(e.result)]
         native = ctypes.PYFUNCTYPE(restype, *argtypes)(module._address(f"__export_{e.name}"))
-        convert = bool if e.ret == BOOL else None
+        convert = bool if e.result == BOOL else None
 
         def call(*args):
             values = _check_args(e, args)
@@ -221,15 +108,15 @@ def _function(module: Module, e: Export):
                 _flush_c()
             return convert(result) if convert else result
     else:
-        create = ctypes.PYFUNCTYPE(None, *argtypes, ctypes.c_void_p)(module._address(f"__export_{e.name}"))
-        step = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(
-            module._address(f"__export_next_{e.name}"))
+        create = ctypes.PYFUNCTYPE(ctypes.c_void_p, *argtypes)(module._address(f"__export_{e.name}"))
+        fill = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(
+            module._address(f"__export_fill_{e.name}"))
         destroy = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(module._address(f"__export_destroy_{e.name}"))
         code = _ARRAY_CODES[str(e.item)]
 
         def call(*args):
-            values = _check_args(e, args)
-            return GeneratorObject(module, e, lambda slot: create(*values, slot), step, destroy, code)
+            frame = create(*_check_args(e, args))   # Generator<T> is lazy: this runs none of its body
+            return GeneratorObject(module, e, frame, fill, destroy, code)
     call.__name__ = e.name
     call.__qualname__ = e.name
     call.__doc__ = e.signature
@@ -241,13 +128,12 @@ class GeneratorObject:
     (or leaving a `with`, exhaustion, garbage collection) destroys its frame,
     running its pending `defer`s; using it after `close()` raises ValueError."""
 
-    def __init__(self, module: Module, export: Export, create, step, destroy, code: str):
-        self._module = module            # keeps the compiled code alive
+    def __init__(self, module: Module, export: Export, frame: int, step, destroy, code: str):
+        self._module = module                # keeps the compiled code alive
         self._export = export
-        self._slot = ctypes.c_void_p(0)  # the owning handle: the frame's address
-        create(ctypes.addressof(self._slot))
+        self._slot = ctypes.c_void_p(frame)  # the owning handle: the frame's address
         # values come back through an array.array: slicing one copies in C
-        self._buffer = array.array(code, bytes(array.array(code).itemsize * export.batch))
+        self._buffer = array.array(code, bytes(array.array(code).itemsize * batch_size(export)))
         self._step, self._closed = step, False
         as_bool = export.item == BOOL
         self._as_bool = as_bool

@@ -110,9 +110,9 @@ def test_effects_interleave_with_the_consumer_in_order(mod, capfd):
 
 def test_only_generators_without_effects_run_ahead(mod):
     exports = mod._exports
-    assert exports["squares"].batch > 1 and exports["parity"].batch > 1
-    assert exports["noisy"].batch == 1      # prints
-    assert exports["counted"].batch == 1    # writes a global another export reads
+    assert not exports["squares"].effects and not exports["parity"].effects
+    assert exports["noisy"].effects      # prints
+    assert exports["counted"].effects    # writes a global another export reads
     it = mod.counted(3)
     before = mod.calls_so_far()
     assert next(it) == before + 1
@@ -135,3 +135,52 @@ def test_compile_file(tmp_path):
     assert list(mod.range(0, 5)) == [0, 1, 2, 3, 4]
     with pytest.raises(pycoro.CompileError, match="no such file"):
         pycoro.compile_file(tmp_path / "missing.pc")
+
+
+# ---- the on-disk cache of compiled modules (issue 5 item 4)
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYCORO_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _no_compiling(monkeypatch):
+    from pycoro import driver
+
+    def refuse(*_):
+        raise AssertionError("compiled although the cache has it")
+    monkeypatch.setattr(driver.Compilation, "check", refuse)
+
+
+def test_the_same_program_twice_is_loaded_from_the_cache(cache_dir, monkeypatch):
+    source = "fn cube(x: i64) -> i64 { return x * x * x; }\nfn up(n: i64) -> Generator<i64> { for i in 0..n { yield i; } }"
+    first = pycoro.compile(source)
+    assert not first._from_cache and first.cube(3) == 27
+    _no_compiling(monkeypatch)
+    second = pycoro.compile(source)
+    assert second._from_cache
+    assert second.cube(4) == 64 and list(second.up(3)) == [0, 1, 2]
+    with pytest.raises(TypeError, match=r"fn cube\(x: i64\) -> i64 takes 1 argument, 2 given"):
+        second.cube(1, 2)
+
+
+def test_the_cache_key_covers_options_and_imports(cache_dir, tmp_path):
+    (tmp_path / "helper.pc").write_text("fn base() -> i64 { return 1; }\n")
+    (tmp_path / "main.pc").write_text('import "helper.pc";\nfn value() -> i64 { return base() + 10; }\n')
+    assert pycoro.compile_file(tmp_path / "main.pc").value() == 11
+    assert pycoro.compile_file(tmp_path / "main.pc")._from_cache
+    assert not pycoro.compile_file(tmp_path / "main.pc", opt_level=0)._from_cache
+    (tmp_path / "helper.pc").write_text("fn base() -> i64 { return 2; }\n")
+    changed = pycoro.compile_file(tmp_path / "main.pc")
+    assert not changed._from_cache and changed.value() == 12
+    assert not pycoro.compile_file(tmp_path / "main.pc", cache=False)._from_cache
+
+
+def test_a_damaged_cache_entry_is_compiled_again(cache_dir):
+    source = "fn seven() -> i64 { return 7; }"
+    pycoro.compile(source)
+    for entry in cache_dir.glob("module.o-*"):
+        entry.write_bytes(b"not an object file")
+    again = pycoro.compile(source)
+    assert not again._from_cache and again.seven() == 7

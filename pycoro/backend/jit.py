@@ -28,9 +28,18 @@ def run_main(module: llvm.ModuleRef, machine: llvm.TargetMachine, live_frames: s
 class Loaded:
     """A module compiled into this process; its functions stay valid while it lives."""
 
-    def __init__(self, module: llvm.ModuleRef, machine: llvm.TargetMachine):
+    def __init__(self, module: llvm.ModuleRef, machine: llvm.TargetMachine, objects: tuple[bytes, ...] = ()):
         self.engine = llvm.create_mcjit_compiler(module, machine)
+        for code in objects:
+            self.engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         self.engine.finalize_object()
+
+    @classmethod
+    def from_object(cls, code: bytes, machine: llvm.TargetMachine) -> "Loaded":
+        """Load object code emitted for this process (by a JIT target machine)."""
+        empty = llvm.parse_assembly("")
+        empty.triple = machine.triple
+        return cls(empty, machine, (code,))
 
     def address(self, name: str) -> int:
         address = self.engine.get_function_address(name)

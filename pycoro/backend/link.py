@@ -29,14 +29,23 @@ def c_compiler() -> str | None:
 
 
 def write_executable(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:
+    _link(module, machine, path, "an executable", [])
+
+
+def write_shared(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:
+    """A shared library (the code is position-independent: targets.native_machine)."""
+    _link(module, machine, path, "a shared library", ["-shared"])
+
+
+def _link(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str, what: str, flags: list[str]) -> None:
     cc = c_compiler()
     if cc is None:
         raise CompileError([Diagnostic(
-            "cannot link an executable: no C compiler found (install gcc or set CC)", None,
+            f"cannot link {what}: no C compiler found (install gcc or set CC)", None,
             hint="`pycoro run` needs no C compiler; `--emit obj` writes an object file")])
     with tempfile.TemporaryDirectory() as tmp:
         obj = os.path.join(tmp, "program.o")
         write_object(module, machine, obj)
-        result = subprocess.run([cc, obj, "-o", path, "-lm"], capture_output=True, text=True)
+        result = subprocess.run([cc, *flags, obj, "-o", path, "-lm"], capture_output=True, text=True)
     if result.returncode != 0:
         raise CompileError([Diagnostic(f"linking failed ({cc}):\n{result.stderr.strip()}", None)])

@@ -30,6 +30,12 @@ def native_machine(opt_level: int, jit: bool = False) -> llvm.TargetMachine:
         opt=min(opt_level, 3), reloc="pic", codemodel="jitdefault" if jit else "default", jit=jit)
 
 
+def host_description() -> str:
+    """What native code is compiled for: the host's triple, CPU and features."""
+    _initialise()
+    return f"{llvm.get_process_triple()} {llvm.get_host_cpu_name()} {llvm.get_host_cpu_features().flatten()}"
+
+
 def native_triple() -> str:
     _initialise()
     return llvm.get_process_triple()

@@ -32,8 +32,10 @@ def _stdlib_display(name: str) -> str:
     return f"<stdlib>/{name}.pc"
 
 
-def load(display: str, text: str, base_dir: Path, prelude: bool = True) -> list[ast.Module]:
-    """Parse `text` and everything it imports; the prelude comes first."""
+def load(display: str, text: str, base_dir: Path, prelude: bool = True,
+         read: list[Path] | None = None) -> list[ast.Module]:
+    """Parse `text` and everything it imports; the prelude comes first.
+    The program's own files that it imports are appended to `read`."""
     modules: list[ast.Module] = []
     seen: set[str] = set()
     errors: list[Diagnostic] = []
@@ -63,6 +65,8 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True) -> list[
         seen.add(key)
         try:
             text = path.read_text(encoding="utf-8")
+            if read is not None and not decl.path.startswith("std/"):
+                read.append(path)
         except FileNotFoundError:
             errors.append(Diagnostic(M.import_not_found(decl.path), decl.span))
             return

@@ -1,0 +1,167 @@
+"""What a program exports to C and Python (LANGUAGE.md §9), and the PyCoro
+wrappers that give each export a C ABI.
+
+A top-level, non-generic function is exported when its parameters are
+scalars (`iN uN fN bool`) and its result is a scalar, nothing, or a
+`Generator<scalar>`. For each one, `wrapper_source` writes small PyCoro
+functions, appended to the program, whose signatures C can call (a `bool`
+crosses as a `u8`, which C's `bool` is in every ABI we target):
+
+    fn __export_NAME(params) -> R                       a plain function
+    fn __export_NAME(params) -> Generator<T>            a generator: create
+    fn __export_next_NAME(g: ptr<Generator<T>>) -> u8   one step: a value is ready
+    fn __export_value_NAME(g: ptr<Generator<T>>) -> T   that value
+    fn __export_fill_NAME(g, buf: ptr<T>, cap) -> i64   up to cap steps into buf
+    fn __export_destroy_NAME(g: ptr<Generator<T>>)      runs pending defers, frees
+
+A generator crosses as its owning handle (the frame's address) in a slot its
+caller owns; embedding (pycoro.embed) and shared libraries (backend/clib.py)
+both use these wrappers, under their own names.
+
+`has_effects` decides whether a generator may be run ahead of its consumer
+(docs/embedding.md): only if it and everything it calls never prints, calls
+C, touches a mutable global, or calls through a function pointer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .program import (
+    BuiltinCall,
+    CheckedProgram,
+    DirectCall,
+    FnInstance,
+    GlobalVar,
+    IndirectCall,
+)
+from .types import BOOL, PRIMITIVES, VOID, PromiseT, Type, is_scalar
+
+GENERATOR_STEPS = ("next", "value", "fill", "destroy")   # the wrappers a generator has besides create
+
+
+@dataclass(frozen=True)
+class Export:
+    name: str
+    params: tuple[tuple[str, Type], ...]
+    result: Type             # a plain function's result (VOID: none); a generator's is Generator<item>
+    item: Type | None        # generators: the type of their values
+    effects: bool = True     # may print, call C or touch a mutable global (then: one step per value)
+
+    @property
+    def result_text(self) -> str:
+        return f"Generator<{self.item}>" if self.item is not None else str(self.result)
+
+    @property
+    def signature(self) -> str:
+        params = ", ".join(f"{n}: {t}" for n, t in self.params)
+        returns = self.item is not None or self.result != VOID
+        return f"fn {self.name}({params})" + (f" -> {self.result_text}" if returns else "")
+
+    def wrappers(self) -> list[str]:
+        """The wrapper functions' names (`__export_…`), create first."""
+        if self.item is None:
+            return [f"__export_{self.name}"]
+        return [f"__export_{self.name}", *(f"__export_{step}_{self.name}" for step in GENERATOR_STEPS)]
+
+    # An export survives in a cache as plain data: its types are all primitives.
+    def to_json(self) -> dict:
+        return {"name": self.name, "params": [[n, str(t)] for n, t in self.params],
+                "result": str(self.result), "item": None if self.item is None else str(self.item),
+                "effects": self.effects}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Export":
+        item = None if data["item"] is None else PRIMITIVES[data["item"]]
+        result = VOID if item is not None else PRIMITIVES[data["result"]]
+        return cls(data["name"], tuple((n, PRIMITIVES[t]) for n, t in data["params"]), result, item,
+                   data["effects"])
+
+
+def _generated_item(t: Type) -> Type | None:
+    """T for a `Generator<T>` of a scalar T."""
+    if isinstance(t, PromiseT) and t.decl.name == "Generator" and t.args and is_scalar(t.args[0]):
+        return t.args[0]
+    return None
+
+
+def exports(program: CheckedProgram) -> list[Export]:
+    found = []
+    for f in program.functions:
+        d = f.decl
+        if d.kind != "fn" or d.generics or f.self_mode is not None or f.display != d.name \
+                or d.span.file.startswith("<stdlib>") or d.name.startswith("__"):
+            continue
+        item = _generated_item(f.ret)
+        if all(is_scalar(t) for _, t in f.params) and (is_scalar(f.ret) or f.ret == VOID or item):
+            found.append(Export(d.name, tuple(f.params), VOID if item else f.ret, item, has_effects(f)))
+    return found
+
+
+def _callees(f: FnInstance):
+    for target in f.calls.values():
+        if isinstance(target, DirectCall):
+            yield target.fn
+    yield from f.hooks.values()
+    for protocol in f.iters.values():
+        yield protocol.next
+        yield protocol.value
+    for info in f.awaits.values():
+        yield from (x for x in (info.transform, info.ready, info.suspend, info.resume) if x is not None)
+    if f.coro is not None:
+        yield from (x for x in (f.coro.return_void, f.coro.final_transfer, f.coro.allocate,
+                                f.coro.deallocate) if x is not None)
+
+
+def has_effects(root: FnInstance) -> bool:
+    """Whether `root` or anything it calls may print, call C, reach a mutable
+    global, or call through a function pointer (conservatively: effects)."""
+    seen, todo = set(), [root]
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        if f.is_extern:
+            return True
+        for target in f.calls.values():
+            if isinstance(target, IndirectCall) or (isinstance(target, BuiltinCall) and target.name == "print"):
+                return True
+        if any(isinstance(r, GlobalVar) and r.decl.mutable for r in f.refs.values()):
+            return True
+        todo.extend(_callees(f))
+    return False
+
+
+def wrapper_source(exported: list[Export]) -> str:
+    """PyCoro source giving each export a C ABI (bool as u8)."""
+    def c_type(t: Type) -> str:
+        return "u8" if t == BOOL else str(t)
+
+    def c_arg(name: str, t: Type) -> str:
+        return f"{name} != 0" if t == BOOL else name
+
+    out = []
+    for e in exported:
+        params = ", ".join(f"{n}: {c_type(t)}" for n, t in e.params)
+        call = f"{e.name}({', '.join(c_arg(n, t) for n, t in e.params)})"
+        if e.item is None:
+            ret = "" if e.result == VOID else f" -> {c_type(e.result)}"
+            body = f"{call};" if e.result == VOID else f"return {call}{' as u8' * (e.result == BOOL)};"
+            out.append(f"fn __export_{e.name}({params}){ret} {{ {body} }}")
+            continue
+        g, item, as_c = f"Generator<{e.item}>", c_type(e.item), " as u8" * (e.item == BOOL)
+        out.append(
+            f"fn __export_{e.name}({params}) -> {g} {{ return {call}; }}\n"
+            f"fn __export_next_{e.name}(g: ptr<{g}>) -> u8 {{ return g[0].next() as u8; }}\n"
+            f"fn __export_value_{e.name}(g: ptr<{g}>) -> {item} {{ return g[0].value(){as_c}; }}\n"
+            f"fn __export_fill_{e.name}(g: ptr<{g}>, buf: ptr<{item}>, cap: i64) -> i64 {{\n"
+            f"    var n: i64 = 0;\n"
+            f"    while n < cap {{ if !g[0].next() {{ break; }} buf[n] = g[0].value(){as_c}; n += 1; }}\n"
+            f"    return n;\n"
+            f"}}\n"
+            f"fn __export_destroy_{e.name}(g: ptr<{g}>) {{ g[0].handle().destroy(); }}")
+    return "\n".join(out)
+
+
+def wrapper_symbols(exported: list[Export]) -> tuple[str, ...]:
+    return tuple(w for e in exported for w in e.wrappers())
