@@ -5,7 +5,7 @@
 Each program times its own loop (compilation and start-up excluded) and
 prints `checksum` and `ns_per_item`; rounds are interleaved so that noise
 hits every column alike, and the table shows medians and pycoro's ratio to
-the best anchor. Anchors that cannot be built here (no clang++-19, no numba)
+the anchor its target is about (the best one for gen_sum). Anchors that cannot be built here (no clang++-19, no numba)
 are left out of the row with a note, never faked. See bench/README.md.
 """
 from __future__ import annotations
@@ -22,13 +22,16 @@ HERE = Path(__file__).resolve().parent
 WORKLOADS = HERE / "workloads"
 ANCHORS = HERE / "anchors"
 
-# workload → (unit, anchors it has, target in words)
+# workload → (unit, anchors it has, the anchor its target is about (None: the best), target in words)
 TABLE = {
-    "gen_sum": ("ns/item", ["c", "cpp", "numba"], "at or below the best anchor"),
-    "gen_pipeline": ("ns/output", ["c", "cpp", "numba"], "at or below clang++"),
-    "tree_walk": ("ns/node", ["c", "cpp"], "10x faster than clang++"),
-    "task_chain": ("ns/task", ["cpp"], "at or below clang++"),
+    "gen_sum": ("ns/item", ["c", "cpp", "numba"], None, "at or below the best anchor"),
+    "gen_pipeline": ("ns/output", ["c", "cpp", "numba"], "cpp", "at or below clang++"),
+    "tree_walk": ("ns/node", ["c", "cpp"], "cpp", "10x faster than clang++"),
+    "task_chain": ("ns/task", ["cpp"], "cpp", "at or below clang++"),
+    "py_iter": ("ns/item", ["cpython", "numba", "range"], "CPython gen", "faster than the CPython generator"),
 }
+# Workloads that are Python programs (workloads/NAME.py VARIANT), not .pc files.
+PYTHON_HOSTED = {"py_iter": {"pycoro": "pycoro", "CPython gen": "cpython", "numba": "numba", "range": "range"}}
 
 
 def cxx() -> str | None:
@@ -41,6 +44,12 @@ def cxx() -> str | None:
 def build(workload: str, tmp: Path) -> dict[str, list[str]]:
     """The command that runs each variant, for the variants that could be built."""
     runs: dict[str, list[str]] = {}
+    if workload in PYTHON_HOSTED:
+        script = str(WORKLOADS / f"{workload}.py")
+        for column, variant in PYTHON_HOSTED[workload].items():
+            if variant != "numba" or has_numba():
+                runs[column] = [sys.executable, script, variant]
+        return runs
     exe = tmp / f"{workload}.pycoro"
     subprocess.run([sys.executable, "-m", "pycoro", "build", "-O2", f"{workload}.pc", "-o", str(exe)],
                    cwd=WORKLOADS, check=True)
@@ -55,13 +64,17 @@ def build(workload: str, tmp: Path) -> dict[str, list[str]]:
         subprocess.run([cxx(), "-O2", "-std=c++20", str(ANCHORS / f"{workload}.cpp"), "-o", str(out)],
                        check=True)
         runs[cxx()] = [str(out)]
-    if "numba" in anchors:
-        try:
-            import numba  # noqa: F401
-            runs["numba"] = [sys.executable, str(ANCHORS / "numba_anchors.py"), workload]
-        except ImportError:
-            pass
+    if "numba" in anchors and has_numba():
+        runs["numba"] = [sys.executable, str(ANCHORS / "numba_anchors.py"), workload]
     return runs
+
+
+def has_numba() -> bool:
+    try:
+        import numba  # noqa: F401
+        return True
+    except ImportError:
+        return False
 
 
 def measure(command: list[str]) -> tuple[str, float]:
@@ -96,16 +109,17 @@ def main() -> int:
 
 
 def print_table(rows) -> None:
-    columns = ["pycoro", "C", "clang++-19", "clang++", "numba"]
+    columns = ["pycoro", "C", "clang++-19", "clang++", "numba", "CPython gen", "range"]
     present = [c for c in columns if any(c in m for _, m in rows)]
-    header = ["workload", "unit"] + present + ["pycoro / best anchor", "target"]
+    header = ["workload", "unit"] + present + ["pycoro / target's anchor", "target"]
     body = []
     for workload, medians in rows:
-        unit, _, target = TABLE[workload]
+        unit, _, versus, target = TABLE[workload]
         anchors = {k: v for k, v in medians.items() if k != "pycoro"}
-        best = min(anchors.values()) if anchors else None
+        versus = cxx() if versus == "cpp" else versus
+        base = (min(anchors.values()) if anchors else None) if versus is None else anchors.get(versus)
         cells = [workload, unit] + [f"{medians[c]:.3g}" if c in medians else "-" for c in present]
-        cells += [f"{medians['pycoro'] / best:.2f}x" if best else "-", target]
+        cells += [f"{medians['pycoro'] / base:.2f}x" if base else "-", target]
         body.append(cells)
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
     for r in [header, ["-" * w for w in widths]] + body:
