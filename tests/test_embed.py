@@ -184,3 +184,15 @@ def test_a_damaged_cache_entry_is_compiled_again(cache_dir):
         entry.write_bytes(b"not an object file")
     again = pycoro.compile(source)
     assert not again._from_cache and again.seven() == 7
+
+
+def test_batches_grow_from_a_few_values_to_many():
+    from itertools import islice
+
+    from pycoro.embed import BATCH, FIRST_BATCH, batch_sizes
+    from pycoro.frontend.exports import Export
+    from pycoro.frontend.types import I64, VOID
+    pure = Export("g", (), VOID, I64, effects=False)
+    assert list(islice(batch_sizes(pure), 10)) == [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 4096]
+    assert (FIRST_BATCH, BATCH) == (16, 4096)
+    assert list(islice(batch_sizes(Export("g", (), VOID, I64, effects=True)), 3)) == [1, 1, 1]
