@@ -154,3 +154,33 @@ fn main() { stuck(); stuck(); print("done"); }
     assert proc.returncode == 1
     assert "error: 2 coroutine frames leaked: allocated and never freed" in proc.stderr
     assert pycoro("run", "-O0", src).returncode == 0   # without the flag, not an error
+
+
+GUARDED = """
+fn walk(n: i64, i: i64) -> Generator<i64> {
+    if i >= n { co_return; }
+    yield from walk(n, 2 * i + 1);
+    yield i;
+    yield from walk(n, 2 * i + 2);
+}
+fn kept(k: i64) -> Generator<i64> {
+    if k > 2 { co_return; }
+    yield k;
+    let r = yield from kept(k + 1);   // the value is used: no guard
+}
+fn main() { for v in walk(7, 0) { print(v); } for v in kept(0) { print(v); } }
+"""
+
+
+def test_a_base_case_is_tested_before_the_generator_is_made(pycoro, tmp_path):
+    """middle/guards.py: `yield from walk(…);` first evaluates walk's leading
+    `if i >= n { co_return; }` for the arguments, and makes no frame for it."""
+    emitted = _emit(pycoro, tmp_path, GUARDED, "llvm")
+    assert re.search(r'define internal i1 @"pc\.walk\.guard"\(i64 %"?n"?, i64 %"?i"?\) alwaysinline', emitted)
+    assert "pc.kept.guard" not in emitted
+    body = emitted[emitted.index('@"pc.walk"('):]
+    body = body[:body.index("\n}\n")]
+    calls = re.findall(r'call [^\n]*@"pc\.walk(?:\.guard)?"\(', body)
+    assert [("guard" in c) for c in calls] == [True, False, True, False]   # each guard before its call
+    lowered = _emit(pycoro, tmp_path, GUARDED, "lowered", "-O2")
+    assert "pc.walk.guard" not in lowered   # inlined

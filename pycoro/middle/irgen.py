@@ -21,7 +21,7 @@ from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, Floa
                               PromiseT, PtrT, StructT, Type, abi_of)
 from ..frontend.layout import is_aggregate, owns, size_align
 from ..frontend.intrinsics import kind_of as math_kind
-from . import gpu, intrinsics
+from . import gpu, guards, intrinsics
 from .coro.base import emitter_for, handle_ops
 from .gpu import GPU_INTRINSICS
 from .llvmcompat import (EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep,
@@ -121,6 +121,19 @@ class ModuleGen:
             fn.linkage = "internal" if self.internal and inst.display not in self.exported else "external"
         self.fns[key] = fn
         return fn
+
+    def guard(self, inst: FnInstance) -> ir.Function:
+        """`i1 g.guard(args)`: whether generator g would end at once (middle/guards.py);
+        it takes g's arguments as g's ramp does, and is always inlined."""
+        key = ("guard", id(inst))
+        if key not in self.wrappers:
+            ramp = self.signature([t for _, t in inst.params], VOID)
+            fn = ir.Function(self.module, ir.FunctionType(I1, ramp.args), f"{inst.symbol}.guard")
+            fn.linkage = "internal"
+            fn.attributes.add("alwaysinline")
+            self.wrappers[key] = fn
+            FnGen(self, inst, fn).emit_guard(guards.leading_guard(inst))
+        return self.wrappers[key]
 
     def await_wrapper(self, hook: FnInstance, kind: str) -> ir.Function:
         """`R wrapper(ptr awaiter, ptr frame)`: calls `awaiter.await_suspend(frame)` (or a
@@ -278,10 +291,10 @@ class _Loop:
 class FnGen:
     """Emits the body of one function instance."""
 
-    def __init__(self, mg: ModuleGen, inst: FnInstance):
+    def __init__(self, mg: ModuleGen, inst: FnInstance, fn: ir.Function | None = None):
         self.mg = mg
         self.inst = inst
-        self.fn = mg.declare(inst)
+        self.fn = fn or mg.declare(inst)   # another function made from inst's code: a guard
         # Allocas go in their own entry block; the body starts in the next one.
         self.entry = self.fn.append_basic_block("entry")
         self.allocas = ir.IRBuilder(self.entry)
@@ -479,7 +492,44 @@ class FnGen:
         self.b.store(result, ptr)
 
     def stmt_ExprStmt(self, s: ast.ExprStmt) -> None:
-        self.expr(s.expr)
+        callee = guards.guarded_callee(self.inst, s)
+        if callee is None:
+            self.expr(s.expr)
+            return
+        # `yield from g(args);` where g starts with `if COND { co_return; }`:
+        # test COND first and make no generator for the base case (middle/guards.py).
+        call = s.expr.value
+        args = self.arguments(call.args, [t for _, t in callee.params])
+        run, base_case = self.block("yield_from.run"), self.block("yield_from.base_case")
+        self.b.cbranch(self.b.call(self.mg.guard(callee), args), base_case, run)
+        self.b.position_at_end(run)
+        scope = self.scopes[-1]
+        mark = len(scope)
+        inner = self.call(callee, args, call.span, elide_safe=id(call) in self.inst.elide_safe)
+        self.own(call, inner, self.types[call])
+        self.expr_YieldFrom(s.expr, inner)
+        # The generator is the statement's temporary: destroyed on this path only.
+        self.run_cleanups([item for item in scope[mark:] if item[0] == "temp"])
+        scope[mark:] = [item for item in scope[mark:] if item[0] != "temp"]
+        self.b.branch(base_case)
+        self.b.position_at_end(base_case)
+
+    def emit_guard(self, cond: ast.Expr) -> None:
+        """The body of `g.guard(params) -> i1`: g's leading COND (middle/guards.py)."""
+        args = iter(self.fn.args)
+        for param, (name, t) in zip(self.inst.decl.params, self.inst.params):
+            if t == VOID:
+                continue
+            arg = next(args)
+            arg.name = name
+            var = self.inst.locals[param]
+            if is_aggregate(t):
+                self.slots[id(var)] = arg
+            else:
+                self.store(arg, self.slot(var), t)
+        self.scopes.append([])
+        self.b.ret(self.expr(cond))
+        self.allocas.branch(self.fn.blocks[1])
 
     def stmt_Defer(self, s: ast.Defer) -> None:
         self.scopes[-1].append(("defer", s.stmt))
@@ -645,11 +695,12 @@ class FnGen:
         self.coro.await_(info, awaiter)
         return self.call(info.resume, [awaiter])
 
-    def expr_YieldFrom(self, e: ast.YieldFrom) -> ir.Value | None:
+    def expr_YieldFrom(self, e: ast.YieldFrom, inner_value: ir.Value | None = None) -> ir.Value | None:
+        """`yield from e.value`; `inner_value`: e.value already evaluated."""
         hook, info = self.inst.hooks[e], self.inst.awaits[e]
         inner_t = self.types[e.value]
         inner = self.alloca(inner_t, "inner")   # not owning: the statement's temporary is
-        self.b.store(self.expr(e.value), inner)
+        self.b.store(self.expr(e.value) if inner_value is None else inner_value, inner)
         delegate = self.call(hook, [self.coro.promise(), inner])
         awaiter = self.alloca(info.awaiter, "delegate")
         self.store(delegate, awaiter, info.awaiter)
