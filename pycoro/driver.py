@@ -25,7 +25,8 @@ from .frontend.program import CheckedProgram
 from .frontend.resolve import load, stdlib_dir
 from .middle import gpu, intrinsics
 from .middle.irgen import ModuleGen
-from .middle.passes import run_gpu_pipeline, run_pipeline
+from .middle.coro import resume_cc
+from .middle.passes import inline_ramps, run_gpu_pipeline, run_pipeline
 from .middle.runtime import LIVE_FRAMES
 
 
@@ -160,6 +161,12 @@ class Compilation:
     def lowered(self, jit_mode: bool = False) -> tuple[llvm.ModuleRef, llvm.TargetMachine]:
         machine = self.machine(jit=jit_mode)
         module = self.optimise(self.link_runtime(self.lower()), machine)
+        if not self.gpu:
+            # after the pipeline, for code that runs (not for `explain`, which
+            # reads frames and allocation sites back from the pipeline's output)
+            inline_ramps(module, machine, self.options.opt_level)
+            if self.options.opt_level > 0 and resume_cc.applies(machine.triple):
+                module = resume_cc.preserve_none(module)
         if self.gpu and not self.options.allow_device_heap:
             self._require_local_frames(module)
         return module, machine

@@ -184,3 +184,46 @@ def test_a_base_case_is_tested_before_the_generator_is_made(pycoro, tmp_path):
     assert [("guard" in c) for c in calls] == [True, False, True, False]   # each guard before its call
     lowered = _emit(pycoro, tmp_path, GUARDED, "lowered", "-O2")
     assert "pc.walk.guard" not in lowered   # inlined
+
+
+def test_resume_functions_save_no_registers_and_ramps_are_inlined(pycoro, tmp_path):
+    """x86-64 at -O1 and up (middle/coro/resume_cc.py, passes.inline_ramps):
+    resume functions and the calls that resume are `preserve_none`, destroy
+    functions and their calls stay `fastcc`, and a recursive generator's
+    resume function makes its children's frames itself."""
+    import platform
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("preserve_none is used on x86-64 only")
+    lowered = _emit(pycoro, tmp_path, GUARDED, "lowered", "-O2")
+    assert re.search(r'^define internal preserve_nonecc void @pc\.walk\.resume\(', lowered, re.M)
+    assert re.search(r'^define internal fastcc void @pc\.walk\.destroy\(', lowered, re.M)
+    assert "call preserve_nonecc void %" in lowered
+    assert not re.search(r'call fastcc void @pc\.walk\.resume\(', lowered)
+    resume = lowered[lowered.index("define internal preserve_nonecc void @pc.walk.resume("):]
+    resume = resume[:resume.index("\n}\n")]
+    assert "@pc.walk(" not in resume   # the ramp is inlined
+    unoptimised = _emit(pycoro, tmp_path, GUARDED, "lowered", "-O0")
+    assert "preserve_nonecc" not in unoptimised
+
+
+def test_an_unexpected_indirect_call_keeps_the_module_as_it_was():
+    import llvmlite.binding as llvm
+
+    from pycoro.middle.coro import resume_cc
+    text = """
+define internal fastcc void @"f.resume"(ptr %h) {
+  ret void
+}
+define void @caller(ptr %h, ptr %fn) {
+  call fastcc void %fn(ptr %h)
+  call fastcc void @"f.resume"(ptr %h)
+  ret void
+}
+"""
+    module = llvm.parse_assembly(text)
+    assert resume_cc.preserve_none(module) is module   # %fn was not loaded from the frame
+    fine = llvm.parse_assembly(text.replace("call fastcc void %fn(ptr %h)",
+                                            "%r = load ptr, ptr %h\n  call fastcc void %r(ptr %h)"))
+    converted = str(resume_cc.preserve_none(fine))
+    assert 'define internal preserve_nonecc void @f.resume(' in converted
+    assert converted.count("call preserve_nonecc void") == 2

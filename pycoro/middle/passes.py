@@ -29,3 +29,29 @@ def run_gpu_pipeline(module: llvm.ModuleRef, gpu_machine: llvm.TargetMachine,
     if level > 0:
         run_pipeline(module, cpu_machine, level, vectorize=False)
     run_pipeline(module, gpu_machine, level)
+
+
+def inline_ramps(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, level: int) -> None:
+    """Inline coroutines' ramps, now ordinary functions, into their callers (-O2 and up).
+
+    CoroSplit runs inside the inliner's walk of the call graph: when it turns a
+    coroutine into a ramp (allocate the frame, store the arguments, return the
+    handle) and its resume functions, the inliner has already passed the
+    ramp's callers, and a recursive generator's resume function keeps a call
+    to its own ramp for every `yield from`. One always-inliner run over the
+    ramps, then InstCombine and SimplifyCFG, removes those calls."""
+    if level < 2:
+        return
+    names = {f.name for f in module.functions}
+    ramps = [f for f in module.functions if not f.is_declaration and f"{f.name}.resume" in names]
+    if not ramps:
+        return
+    for ramp in ramps:
+        ramp.add_function_attribute("alwaysinline")
+    builder = llvm.create_pass_builder(target_machine, llvm.create_pipeline_tuning_options(speed_level=level))
+    passes = llvm.create_new_module_pass_manager()
+    passes.add_always_inliner_pass()
+    passes.add_instruction_combine_pass()
+    passes.add_simplify_cfg_pass()
+    passes.add_global_dead_code_eliminate_pass()
+    passes.run(module, builder)

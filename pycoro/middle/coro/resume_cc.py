@@ -1,0 +1,101 @@
+"""The calling convention of switched-resume coroutines' resume functions on
+x86-64: `preserve_none` instead of the `fastcc` CoroSplit gives them.
+
+A resume function is entered at every resumption and left at every suspend,
+and coroutines pass control among themselves by tail calls (symmetric
+transfer, a nested generator ending). Under `fastcc` each entry saves and
+restores the callee-saved registers it uses for its caller, though the
+caller is usually another coroutine's resume function, with nothing live in
+them. `preserve_none` (LLVM 19+; the convention of CPython's tail-calling
+interpreter) saves nothing; the few callers that have live values — a loop
+consuming a generator — spill them around the call. Destroy functions keep
+`fastcc`: they are called, not jumped to, by code that usually has values
+live across the call (a task reading its child's result), which would then
+spill them (task_chain of bench/ lost 6% that way).
+
+Resumptions are indirect calls through a handle, and a call must use its
+callee's convention, so the change is all or nothing. The functions that
+change: every `F.resume` CoroSplit made, the runtime's `pc.resume.handle`,
+and LLVM's no-op coroutine (whose one function, only a `ret`, also fills
+the destroy slot of the no-op frame: a function that only returns behaves
+the same under either convention). The calls that change: direct calls to
+those, and each indirect `fastcc` call whose callee was loaded from offset 0
+of the frame it is called with (CoroCleanup's lowering of `coro.resume` and
+of a symmetric transfer), not from offset 8 (`coro.destroy`). llvmlite
+cannot set a calling convention, so the lowered module is rewritten as text
+and parsed again; an indirect `fastcc` call of any other shape, or any call
+left inconsistent, leaves the module as it was.
+"""
+from __future__ import annotations
+
+import re
+
+import llvmlite.binding as llvm
+
+_VALUE = r'%[-\w$.]+'
+# `@name` or `@"name"` (generic instances' names are quoted: `@"pc.zip<i64,i64>.resume"`)
+_RESUMING = r'@(?:"[^"\n]*\.resume"|[-\w$.]+\.resume|__NoopCoro_ResumeDestroy|"?pc\.resume\.handle"?)'
+_DEFINITION = re.compile(r'^(define internal )fastcc( [^@\n]*' + _RESUMING + r'\()', re.M)
+_DIRECT_CALL = re.compile(r'(call )fastcc( void ' + _RESUMING + r'\()')
+_INDIRECT_CALL = re.compile(r'(call )fastcc( void (' + _VALUE + r')\(ptr [^%)\n]*(' + _VALUE + r')\))')
+_FUNCTION = re.compile(r'^define [^\n]*\{\n.*?^\}\n', re.M | re.S)
+
+
+def applies(triple: str) -> bool:
+    return triple.startswith("x86_64")
+
+
+def preserve_none(module: llvm.ModuleRef) -> llvm.ModuleRef:
+    """The module with its resume functions under `preserve_none` (or unchanged)."""
+    text = str(module)
+    try:
+        changed = _FUNCTION.sub(lambda m: _resumptions(m.group(0)), text)
+    except _Unexpected:
+        return module
+    changed = _DEFINITION.sub(r"\1preserve_nonecc\2", changed)
+    changed = _DIRECT_CALL.sub(r"\1preserve_nonecc\2", changed)
+    if changed == text or not _consistent(changed):
+        return module
+    try:
+        result = llvm.parse_assembly(changed)
+        result.verify()
+    except RuntimeError:
+        return module
+    return result
+
+
+class _Unexpected(Exception):
+    """An indirect fastcc call that is neither a resumption nor a destruction."""
+
+
+def _resumptions(function: str) -> str:
+    """One function's indirect resumptions under `preserve_none`."""
+    def convert(call: re.Match) -> str:
+        callee, frame = call.group(3), call.group(4)
+        loaded = re.search(rf'^\s*{re.escape(callee)} = load ptr, ptr ({_VALUE})\b', function, re.M)
+        if loaded is None:
+            raise _Unexpected(callee)
+        if loaded.group(1) == frame:                     # resume: the frame's first word
+            return f"{call.group(1)}preserve_nonecc{call.group(2)}"
+        slot = re.escape(loaded.group(1))
+        if re.search(rf'^\s*{slot} = getelementptr inbounds (?:nuw )?i8, ptr {re.escape(frame)}, i64 8\n',
+                     function, re.M):
+            return call.group(0)                         # destroy: stays fastcc
+        raise _Unexpected(callee)
+    converted = _INDIRECT_CALL.sub(convert, function)
+    # every indirect fastcc call left must be a destruction this looked at
+    left = re.findall(rf'call fastcc [^@\n]*?({_VALUE})\(', converted)
+    destroys = [c.group(0) for c in _INDIRECT_CALL.finditer(converted)]
+    if len(left) != len(destroys):
+        raise _Unexpected(left)
+    return converted
+
+
+def _consistent(text: str) -> bool:
+    """Every direct call to a converted function uses its new convention."""
+    converted = set(re.findall(r'^define internal preserve_nonecc [^@\n]*(@(?:"[^"\n]*"|[-\w$.]+))\(', text, re.M))
+    for name in converted:
+        for call in re.finditer(r'call (\w+) [^@\n]*' + re.escape(name) + r'\(', text):
+            if call.group(1) != "preserve_nonecc":
+                return False
+    return True
