@@ -1,6 +1,7 @@
 """One compilation: options in, the stages called in order, artefacts out.
 
-    parse → check → lower (LLVM IR) → link the runtime → verify → pipeline → emit
+    parse → check → lower (LLVM IR) → link the runtime → verify → pipeline
+          → (native) inline ramps, preserve_none resume functions → emit
 
 Each step is a method named for its stage; each takes the previous step's
 product. Invalid IR is our bug, never the user's: it is caught here and
