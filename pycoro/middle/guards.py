@@ -23,7 +23,9 @@ first step, and nothing happens when it ends at once:
   effects), and so is the generator that delegates (its `yield_from` hook
   has none either);
 - the `yield from` is a statement of its own: its value (the child's
-  `co_return` value) is not used.
+  `co_return` value) is not used;
+- g's parameters are scalars and pointers: nothing passed to it owns a
+  coroutine that g would have had to destroy.
 
 LLVM's PartialInliner does the same for ordinary functions with an early
 return; a coroutine's frame allocation keeps LLVM from doing it here.
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 from ..frontend import ast
 from ..frontend.program import DirectCall, FnInstance, LocalVar
-from ..frontend.types import PromiseT, Type, is_scalar
+from ..frontend.types import PromiseT, PtrT, Type, is_scalar
 
 _PRELUDE = "<stdlib>/prelude.pc"
 
@@ -45,6 +47,8 @@ def leading_guard(callee: FnInstance) -> ast.Expr | None:
     """The COND of a generator's leading `if COND { co_return; }`, if it can be hoisted."""
     if callee.coro is None or not _is_prelude_generator(callee.ret) or callee.decl.body is None:
         return None
+    if not all(is_scalar(t) or isinstance(t, PtrT) for _, t in callee.params):
+        return None   # an argument that owns a coroutine would be left undestroyed
     stmts = callee.decl.body.stmts
     if not stmts or not isinstance(stmts[0], ast.If):
         return None
