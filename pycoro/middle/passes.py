@@ -31,6 +31,9 @@ def run_gpu_pipeline(module: llvm.ModuleRef, gpu_machine: llvm.TargetMachine,
     run_pipeline(module, gpu_machine, level)
 
 
+_SMALL_RAMP = 64   # instructions; a lazy generator's ramp, frame allocation inlined, has about 30
+
+
 def inline_ramps(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, level: int) -> None:
     """Inline coroutines' ramps, now ordinary functions, into their callers (-O2 and up).
 
@@ -39,11 +42,14 @@ def inline_ramps(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, lev
     handle) and its resume functions, the inliner has already passed the
     ramp's callers, and a recursive generator's resume function keeps a call
     to its own ramp for every `yield from`. One always-inliner run over the
-    ramps, then InstCombine and SimplifyCFG, removes those calls."""
+    ramps, then InstCombine and SimplifyCFG, removes those calls. Only small
+    ramps: one that runs its coroutine's body up to the first suspend point
+    (`initial run`) may be any size."""
     if level < 2:
         return
     names = {f.name for f in module.functions}
-    ramps = [f for f in module.functions if not f.is_declaration and f"{f.name}.resume" in names]
+    ramps = [f for f in module.functions if not f.is_declaration and f"{f.name}.resume" in names
+             and sum(1 for block in f.blocks for _ in block.instructions) <= _SMALL_RAMP]
     if not ramps:
         return
     for ramp in ramps:
