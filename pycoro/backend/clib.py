@@ -54,12 +54,11 @@ def c_names(exported: list[Export], prefix: str) -> dict[str, str]:
         else:
             names[wrappers[0]] = f"{prefix}_{e.name}_create"
             names.update({w: f"{prefix}_{e.name}_{step}" for w, step in zip(wrappers[1:], GENERATOR_STEPS)})
-    owners: dict[str, str] = {}
-    clashes = []
-    for wrapper, c_name in names.items():
-        if c_name in owners or c_name == f"{prefix}_live_frames":
+    taken, clashes = {f"{prefix}_live_frames"}, []
+    for c_name in names.values():
+        if c_name in taken:
             clashes.append(c_name)
-        owners[c_name] = wrapper
+        taken.add(c_name)
     if clashes:
         raise CompileError([Diagnostic(
             f"the C name `{c}` would be given to two exports of this library", None,
