@@ -10,11 +10,11 @@
 from .diagnostics import CompileError
 
 __version__ = "0.1.0"
-__all__ = ["CompileError", "__version__", "compile", "compile_file"]
+__all__ = ["CompileError", "PanicError", "__version__", "compile", "compile_file"]
 
 
 def __getattr__(name: str):
-    if name in ("compile", "compile_file"):
+    if name in ("compile", "compile_file", "PanicError"):
         from . import embed
         return getattr(embed, name)
     raise AttributeError(f"module 'pycoro' has no attribute {name!r}")

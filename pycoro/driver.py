@@ -222,7 +222,7 @@ class Compilation:
         """The program's exports (LANGUAGE.md §9), and a compilation of the
         program with their C-ABI wrappers appended and kept visible."""
         found = exports.exports(self.check(need_main=False))
-        wrapped = f"{self.source}\n{exports.wrapper_source(found)}\n"
+        wrapped = f"{self.source}\n{exports.wrapper_source(found)}\n{exports.guarded_source(found)}\n"
         options = replace(self.options, need_main=False, exports=exports.wrapper_symbols(found))
         return found, Compilation(wrapped, self.display, self.base_dir, options)
 

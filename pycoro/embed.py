@@ -61,17 +61,32 @@ def compile_file(path: str | Path, opt_level: int = 2, cache: bool = True) -> "M
     return Module(Compilation.from_file(str(path), options), cache)   # a missing file is a CompileError
 
 
+class PanicError(RuntimeError):
+    """A panic in compiled code called from Python (an index out of bounds,
+    a division by zero, `assert`, `panic`): the message is the panic's, with
+    its position (`division by zero at gen.pc:3:12`)."""
+
+
 class Module:
     def __init__(self, compilation: Compilation, cache: bool = True):
         found, code, self._from_cache = compilation.export_object(use_cache=cache)
         self._exports = {e.name: e for e in found}
         self._loaded = jit.Loaded.from_object(code, targets.native_machine(compilation.options.opt_level, jit=True))
+        self._try = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(
+            self._address("__pc_try"))
+        self._panic_message = ctypes.PYFUNCTYPE(ctypes.c_char_p)(self._address("__pc_panic_message"))
         self.__name__ = compilation.display
         for e in self._exports.values():
             setattr(self, e.name, _function(self, e))
 
     def _address(self, symbol: str) -> int:
         return self._loaded.address(f"pc.{symbol}")
+
+    def _guarded(self, wrapper: int, context: int | None) -> None:
+        """Call `wrapper(context)` through the runtime's `__pc_try`: a panic in
+        it comes back here, and is raised as a PanicError."""
+        if self._try(wrapper, context):
+            raise PanicError(self._panic_message().decode(errors="replace"))
 
     def __repr__(self) -> str:
         return f"<pycoro module {self.__name__!r}: {', '.join(self._exports) or 'no exports'}>"
@@ -81,14 +96,23 @@ def _check_args(e: Export, args: tuple) -> list:
     if len(args) != len(e.params):
         raise TypeError(f"{e.signature} takes {len(e.params)} argument{'s' * (len(e.params) != 1)}, "
                         f"{len(args)} given")
-    values = []
-    for i, ((name, t), a) in enumerate(zip(e.params, args)):
-        values.append(scalar_argument(f"argument {i + 1} (`{name}: {t}`) of {e.signature}", t, a))
-    return values
+    return [scalar_argument(_Where(e, i), t, a) for i, ((_, t), a) in enumerate(zip(e.params, args))]
 
 
-def scalar_argument(where: str, t: Type, a) -> int | float:
-    """A Python value checked for a scalar parameter of type `t` (a bool as 0/1)."""
+class _Where:
+    """`argument 2 (`x: u8`) of fn f(…)`, written only when an error needs it."""
+
+    def __init__(self, e: Export, index: int):
+        self.e, self.index = e, index
+
+    def __str__(self) -> str:
+        name, t = self.e.params[self.index]
+        return f"argument {self.index + 1} (`{name}: {t}`) of {self.e.signature}"
+
+
+def scalar_argument(where, t: Type, a) -> int | float:
+    """A Python value checked for a scalar parameter of type `t` (a bool as 0/1);
+    `where` (anything `str()` makes the place of) names it in an error."""
     if t == BOOL and isinstance(a, bool):
         return int(a)
     if isinstance(t, IntT) and isinstance(a, int) and not isinstance(a, bool):
@@ -101,25 +125,33 @@ def scalar_argument(where: str, t: Type, a) -> int | float:
 
 
 def _function(module: Module, e: Export):
-    argtypes = [C_TYPES[str(t)] for _, t in e.params]
     if e.item is None:
-        restype = None if e.result == VOID else C_TYPES[str(e.result)]
-        native = ctypes.PYFUNCTYPE(restype, *argtypes)(module._address(f"__export_{e.name}"))
+        fields = [(f"a{i}", C_TYPES[str(t)]) for i, (_, t) in enumerate(e.params)]
+        if e.result != VOID:
+            fields.append(("result", C_TYPES[str(e.result)]))
+        # the arguments and the result travel in a struct (exports.guarded_source)
+        context_type = type(f"Call_{e.name}", (ctypes.Structure,), {"_fields_": fields}) if fields else None
+        wrapper = module._address(f"__export_try_{e.name}")
         convert = bool if e.result == BOOL else None
 
         def call(*args):
             values = _check_args(e, args)
+            context = context_type(*values) if context_type else None
             if e.effects:
                 _flush_python()
-            result = native(*values)
-            if e.effects:
-                _flush_c()
-            return convert(result) if convert else result
+            try:
+                module._guarded(wrapper, ctypes.addressof(context) if context is not None else None)
+            finally:
+                if e.effects:
+                    _flush_c()
+            if e.result == VOID:
+                return None
+            return convert(context.result) if convert else context.result
     else:
+        argtypes = [C_TYPES[str(t)] for _, t in e.params]
         create = ctypes.PYFUNCTYPE(ctypes.c_void_p, *argtypes)(module._address(f"__export_{e.name}"))
-        fill = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(
-            module._address(f"__export_fill_{e.name}"))
-        destroy = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(module._address(f"__export_destroy_{e.name}"))
+        fill = module._address(f"__export_try_fill_{e.name}")
+        destroy = module._address(f"__export_try_destroy_{e.name}")
         code = _ARRAY_CODES[str(e.item)]
 
         def call(*args):
@@ -131,17 +163,23 @@ def _function(module: Module, e: Export):
     return call
 
 
+class _Fill(ctypes.Structure):
+    """The context of `__export_try_fill_NAME` (exports.guarded_source)."""
+    _fields_ = [("g", ctypes.c_void_p), ("buf", ctypes.c_void_p), ("cap", ctypes.c_int64), ("n", ctypes.c_int64)]
+
+
 class GeneratorObject:
     """A PyCoro generator as a Python iterator and context manager: `close()`
     (or leaving a `with`, exhaustion, garbage collection) destroys its frame,
-    running its pending `defer`s; using it after `close()` raises ValueError."""
+    running its pending `defer`s; using it after `close()` raises ValueError.
+    A panic while it runs is raised as a PanicError, and finishes it."""
 
-    def __init__(self, module: Module, export: Export, frame: int, step, destroy, code: str):
+    def __init__(self, module: Module, export: Export, frame: int, fill: int, destroy: int, code: str):
         self._module = module                # keeps the compiled code alive
         self._export = export
         self._slot = ctypes.c_void_p(frame)  # the owning handle: the frame's address
         self._code = code
-        self._step, self._closed = step, False
+        self._fill, self._closed = fill, False
         as_bool = export.item == BOOL
         self._as_bool = as_bool
         # Destroying the frame must not wait for this object's __del__ ordering.
@@ -152,22 +190,38 @@ class GeneratorObject:
     def _batches(self):
         effects = self._export.effects
         buf = array.array(self._code)   # values come back through an array.array: slicing one copies in C
+        context = _Fill(ctypes.addressof(self._slot), 0, 0, 0)
         for cap in batch_sizes(self._export):
             if len(buf) < cap:
                 buf = array.array(self._code, bytes(buf.itemsize * cap))
-            address = buf.buffer_info()[0]
+            context.buf, context.cap = buf.buffer_info()[0], cap
             if self._closed:
                 raise ValueError(f"{self._export.name}: generator used after close()")
             if effects:
                 _flush_python()
-            n = self._step(ctypes.addressof(self._slot), address, cap)
-            if effects:
-                _flush_c()
+            try:
+                self._module._guarded(self._fill, ctypes.addressof(context))
+            except PanicError:
+                # The frame was abandoned mid-step: it can be neither resumed nor
+                # destroyed (its defers might run twice). It is leaked, and the
+                # generator is finished, as a Python generator that raised
+                # after the values it yielded before.
+                self._finalizer.detach()
+                if context.n:
+                    yield self._values(buf, context.n)
+                raise
+            finally:
+                if effects:
+                    _flush_c()
+            n = context.n
             if n:
-                yield [bool(v) for v in buf[:n]] if self._as_bool else buf[:n]
+                yield self._values(buf, n)
             if n < cap:
                 self._finalizer()   # exhausted: destroy the frame now (not `closed`: next() says StopIteration)
                 return
+
+    def _values(self, buf: array.array, n: int):
+        return [bool(v) for v in buf[:n]] if self._as_bool else buf[:n]
 
     def __iter__(self):
         if self._closed:
@@ -195,12 +249,14 @@ class GeneratorObject:
         return f"<pycoro generator {self._export.name}{' (closed)' * self._closed}>"
 
 
-def _destroy_frame(destroy, slot: ctypes.c_void_p, module: Module) -> None:
+def _destroy_frame(destroy: int, slot: ctypes.c_void_p, module: Module) -> None:
     if slot.value:
         _flush_python()
-        destroy(ctypes.addressof(slot))   # runs pending defers, which may print
-        _flush_c()
-        slot.value = 0
+        try:
+            module._guarded(destroy, ctypes.addressof(slot))   # runs pending defers, which may print (or panic)
+        finally:
+            _flush_c()
+            slot.value = 0
 
 
 # Python and the compiled code buffer stdout separately: around a call that may

@@ -196,3 +196,67 @@ def test_batches_grow_from_a_few_values_to_many():
     assert list(islice(batch_sizes(pure), 10)) == [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 4096]
     assert (FIRST_BATCH, BATCH) == (16, 4096)
     assert list(islice(batch_sizes(Export("g", (), VOID, I64, effects=True)), 3)) == [1, 1, 1]
+
+
+# ---- panics become Python exceptions
+
+PANICS = """
+fn div(a: i64, b: i64) -> i64 { return a / b; }
+fn pick(i: i64) -> i64 { var a: [i64; 3] = [1, 2, 3]; return a[i]; }
+fn checked(x: i64) { assert(x > 0, "x must be positive"); }
+fn tenths(n: i64) -> Generator<i64> { for i in 0..n { yield 10 / (3 - i); } }
+fn noisy_tenths(n: i64) -> Generator<i64> {
+    defer print("noisy_tenths: closed");
+    for i in 0..n { print("noisy_tenths: making", i); yield 10 / (3 - i); }
+}
+fn fragile(n: i64) -> Generator<i64> {
+    defer { print("fragile: closing"); if n > 1 { panic("cannot stop early"); } }
+    for i in 0..n { yield i; }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def panicky():
+    return pycoro.compile(PANICS, name="panics.pc")
+
+
+def test_a_panic_in_a_function_is_a_python_exception(panicky):
+    with pytest.raises(pycoro.PanicError, match=r"^division by zero at panics\.pc:2:40$"):
+        panicky.div(1, 0)
+    with pytest.raises(pycoro.PanicError,
+                       match=r"^index out of bounds: the length is 3 but the index is 7 at panics\.pc:3:62$"):
+        panicky.pick(7)
+    with pytest.raises(pycoro.PanicError, match=r"^x must be positive at panics\.pc:4:"):
+        panicky.checked(-1)
+    assert isinstance(pycoro.PanicError("x"), RuntimeError)
+    assert panicky.div(7, 2) == 3 and panicky.pick(2) == 3   # the module goes on working
+
+
+def test_a_panicking_generator_yields_what_came_before_then_raises(panicky):
+    it = panicky.tenths(10)   # runs ahead in batches, yet the values before the panic come first
+    got = []
+    with pytest.raises(pycoro.PanicError, match=r"^division by zero at panics\.pc:5:"):
+        for v in it:
+            got.append(v)
+    assert got == [3, 5, 10]
+    assert list(it) == []     # finished, as a Python generator that raised
+
+
+def test_a_panic_keeps_the_order_of_effects(panicky, capfd):
+    with pytest.raises(pycoro.PanicError):
+        for v in panicky.noisy_tenths(10):
+            print("python: got", v)
+    assert capfd.readouterr().out.splitlines() == [
+        "noisy_tenths: making 0", "python: got 3", "noisy_tenths: making 1", "python: got 5",
+        "noisy_tenths: making 2", "python: got 10", "noisy_tenths: making 3"]
+
+
+def test_a_panic_while_closing_is_raised_by_close(panicky, capfd):
+    it = panicky.fragile(5)
+    assert next(it) == 0
+    with pytest.raises(pycoro.PanicError, match=r"^cannot stop early at panics\.pc:"):
+        it.close()
+    with pytest.raises(ValueError):
+        next(it)
+    assert capfd.readouterr().out == "fragile: closing\n"

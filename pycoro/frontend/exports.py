@@ -63,6 +63,13 @@ class Export:
             return [f"__export_{self.name}"]
         return [f"__export_{self.name}", *(f"__export_{step}_{self.name}" for step in GENERATOR_STEPS)]
 
+    def guarded(self) -> list[str]:
+        """The wrappers pycoro.embed calls through the runtime's `__pc_try`, so
+        that a panic becomes a Python exception: `fn(context: ptr<u8>)` each."""
+        if self.item is None:
+            return [f"__export_try_{self.name}"]
+        return [f"__export_try_fill_{self.name}", f"__export_try_destroy_{self.name}"]
+
     # An export survives in a cache as plain data: its types are all primitives.
     def to_json(self) -> dict:
         return {"name": self.name, "params": [[n, str(t)] for n, t in self.params],
@@ -132,14 +139,17 @@ def has_effects(root: FnInstance) -> bool:
     return False
 
 
+def _c_type(t: Type) -> str:
+    return "u8" if t == BOOL else str(t)
+
+
+def _c_arg(name: str, t: Type) -> str:
+    return f"{name} != 0" if t == BOOL else name
+
+
 def wrapper_source(exported: list[Export]) -> str:
     """PyCoro source giving each export a C ABI (bool as u8)."""
-    def c_type(t: Type) -> str:
-        return "u8" if t == BOOL else str(t)
-
-    def c_arg(name: str, t: Type) -> str:
-        return f"{name} != 0" if t == BOOL else name
-
+    c_type, c_arg = _c_type, _c_arg
     out = []
     for e in exported:
         params = ", ".join(f"{n}: {c_type(t)}" for n, t in e.params)
@@ -163,5 +173,46 @@ def wrapper_source(exported: list[Export]) -> str:
     return "\n".join(out)
 
 
+def guarded_source(exported: list[Export]) -> str:
+    """Wrappers taking their arguments and result in a context struct, for
+    the runtime's `__pc_try(body, context)` (pycoro.embed): `struct
+    __Call_NAME { a0, a1, …, result }`, and for a generator `struct
+    __Fill_NAME { g, buf, cap, n }` (a destroy's context is the handle's slot)."""
+    out = []
+    for e in exported:
+        if e.item is None:
+            # fields by position (a0, a1, …): a parameter may be called `result`
+            fields = [f"a{i}: {_c_type(t)}" for i, (_, t) in enumerate(e.params)] + \
+                ([] if e.result == VOID else [f"result: {_c_type(e.result)}"])
+            call = f"{e.name}({', '.join(_c_arg(f'c[0].a{i}', t) for i, (_, t) in enumerate(e.params))})"
+            body = call if e.result == VOID else f"c[0].result = {call}{' as u8' * (e.result == BOOL)}"
+            if not fields:
+                out.append(f"fn __export_try_{e.name}(context: ptr<u8>) {{ {body}; }}")
+                continue
+            out.append(f"struct __Call_{e.name} {{ {', '.join(fields)} }}\n"
+                       f"fn __export_try_{e.name}(context: ptr<u8>) {{\n"
+                       f"    let c = context as ptr<__Call_{e.name}>;\n    {body};\n}}")
+            continue
+        g = f"Generator<{e.item}>"
+        out.append(
+            f"struct __Fill_{e.name} {{ g: ptr<{g}>, buf: ptr<{_c_type(e.item)}>, cap: i64, n: i64 }}\n"
+            # `n` counts as it goes: after a panic, the values before it are Python's
+            f"fn __export_try_fill_{e.name}(context: ptr<u8>) {{\n"
+            f"    let c = context as ptr<__Fill_{e.name}>;\n"
+            f"    let g = c[0].g;\n"
+            f"    c[0].n = 0;\n"
+            f"    while c[0].n < c[0].cap {{\n"
+            f"        if !g[0].next() {{ break; }}\n"
+            f"        c[0].buf[c[0].n] = g[0].value(){' as u8' * (e.item == BOOL)};\n"
+            f"        c[0].n += 1;\n"
+            f"    }}\n}}\n"
+            f"fn __export_try_destroy_{e.name}(context: ptr<u8>) {{ __export_destroy_{e.name}(context as ptr<{g}>); }}")
+    return "\n".join(out)
+
+
+# Runtime functions an embedding calls: a call that catches panics, and the message.
+RUNTIME_ENTRIES = ("__pc_try", "__pc_panic_message")
+
+
 def wrapper_symbols(exported: list[Export]) -> tuple[str, ...]:
-    return tuple(w for e in exported for w in e.wrappers())
+    return tuple(w for e in exported for w in (*e.wrappers(), *e.guarded())) + RUNTIME_ENTRIES

@@ -117,6 +117,8 @@ class ModuleGen:
             self.fns[key] = existing
             return existing
         fn = ir.Function(self.module, fnty, inst.symbol)
+        if inst.is_extern and inst.symbol in _RETURNS_TWICE:
+            fn.attributes.add("returns_twice")   # or LLVM keeps values in registers longjmp restores stale
         if not inst.is_extern:
             fn.linkage = "internal" if self.internal and inst.display not in self.exported else "external"
         self.fns[key] = fn
@@ -270,6 +272,11 @@ class ModuleGen:
         status = b.call(self.declare(main), [])
         b.call(self.runtime("flush"), [])
         b.ret(status if main.ret != VOID else I32(0))
+
+
+# C functions that return a second time (after a longjmp): calls to them must
+# be marked, as clang does for its known setjmp family.
+_RETURNS_TWICE = frozenset({"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp"})
 
 
 def _const_value(e: ast.Expr):
