@@ -180,8 +180,7 @@ class GeneratorObject:
         self._slot = ctypes.c_void_p(frame)  # the owning handle: the frame's address
         self._code = code
         self._fill, self._closed = fill, False
-        as_bool = export.item == BOOL
-        self._as_bool = as_bool
+        self._as_bool = export.item == BOOL
         # Destroying the frame must not wait for this object's __del__ ordering.
         self._finalizer = weakref.finalize(self, _destroy_frame, destroy, self._slot, module)
         # Iteration drains batches in C (itertools.chain), one native call per batch.

@@ -15,8 +15,9 @@ crosses as a `u8`, which C's `bool` is in every ABI we target):
     fn __export_destroy_NAME(g: ptr<Generator<T>>)      runs pending defers, frees
 
 A generator crosses as its owning handle (the frame's address) in a slot its
-caller owns; embedding (pycoro.embed) and shared libraries (backend/clib.py)
-both use these wrappers, under their own names.
+caller owns. Shared libraries (backend/clib.py) give these wrappers C names;
+pycoro.embed calls them through `guarded_source`'s wrappers, which catch
+panics. Both fills share one loop, `__export_fill_into_NAME`.
 
 `has_effects` decides whether a generator may be run ahead of its consumer
 (docs/embedding.md): only if it and everything it calls never prints, calls
@@ -149,24 +150,29 @@ def _c_arg(name: str, t: Type) -> str:
 
 def wrapper_source(exported: list[Export]) -> str:
     """PyCoro source giving each export a C ABI (bool as u8)."""
-    c_type, c_arg = _c_type, _c_arg
     out = []
     for e in exported:
-        params = ", ".join(f"{n}: {c_type(t)}" for n, t in e.params)
-        call = f"{e.name}({', '.join(c_arg(n, t) for n, t in e.params)})"
+        params = ", ".join(f"{n}: {_c_type(t)}" for n, t in e.params)
+        call = f"{e.name}({', '.join(_c_arg(n, t) for n, t in e.params)})"
         if e.item is None:
-            ret = "" if e.result == VOID else f" -> {c_type(e.result)}"
+            ret = "" if e.result == VOID else f" -> {_c_type(e.result)}"
             body = f"{call};" if e.result == VOID else f"return {call}{' as u8' * (e.result == BOOL)};"
             out.append(f"fn __export_{e.name}({params}){ret} {{ {body} }}")
             continue
-        g, item, as_c = f"Generator<{e.item}>", c_type(e.item), " as u8" * (e.item == BOOL)
+        g, item, as_c = f"Generator<{e.item}>", _c_type(e.item), " as u8" * (e.item == BOOL)
         out.append(
             f"fn __export_{e.name}({params}) -> {g} {{ return {call}; }}\n"
             f"fn __export_next_{e.name}(g: ptr<{g}>) -> u8 {{ return g[0].next() as u8; }}\n"
             f"fn __export_value_{e.name}(g: ptr<{g}>) -> {item} {{ return g[0].value(){as_c}; }}\n"
+            # counts into n[0] as it goes: after a panic (pycoro.embed), the
+            # values written before it are still counted
+            f"fn __export_fill_into_{e.name}(g: ptr<{g}>, buf: ptr<{item}>, cap: i64, n: ptr<i64>) {{\n"
+            f"    n[0] = 0;\n"
+            f"    while n[0] < cap {{ if !g[0].next() {{ break; }} buf[n[0]] = g[0].value(){as_c}; n[0] += 1; }}\n"
+            f"}}\n"
             f"fn __export_fill_{e.name}(g: ptr<{g}>, buf: ptr<{item}>, cap: i64) -> i64 {{\n"
             f"    var n: i64 = 0;\n"
-            f"    while n < cap {{ if !g[0].next() {{ break; }} buf[n] = g[0].value(){as_c}; n += 1; }}\n"
+            f"    __export_fill_into_{e.name}(g, buf, cap, &n);\n"
             f"    return n;\n"
             f"}}\n"
             f"fn __export_destroy_{e.name}(g: ptr<{g}>) {{ g[0].handle().destroy(); }}")
@@ -196,16 +202,9 @@ def guarded_source(exported: list[Export]) -> str:
         g = f"Generator<{e.item}>"
         out.append(
             f"struct __Fill_{e.name} {{ g: ptr<{g}>, buf: ptr<{_c_type(e.item)}>, cap: i64, n: i64 }}\n"
-            # `n` counts as it goes: after a panic, the values before it are Python's
             f"fn __export_try_fill_{e.name}(context: ptr<u8>) {{\n"
             f"    let c = context as ptr<__Fill_{e.name}>;\n"
-            f"    let g = c[0].g;\n"
-            f"    c[0].n = 0;\n"
-            f"    while c[0].n < c[0].cap {{\n"
-            f"        if !g[0].next() {{ break; }}\n"
-            f"        c[0].buf[c[0].n] = g[0].value(){' as u8' * (e.item == BOOL)};\n"
-            f"        c[0].n += 1;\n"
-            f"    }}\n}}\n"
+            f"    __export_fill_into_{e.name}(c[0].g, c[0].buf, c[0].cap, &c[0].n);\n}}\n"
             f"fn __export_try_destroy_{e.name}(context: ptr<u8>) {{ __export_destroy_{e.name}(context as ptr<{g}>); }}")
     return "\n".join(out)
 
