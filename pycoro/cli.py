@@ -166,6 +166,16 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
+def _placement(s, gpu: bool) -> str:
+    heap = "device heap: refused unless --allow-device-heap" if gpu else "heap-allocated"
+    if s.buffer is None:   # switched-resume: the frame
+        return f"elided: lives in {s.caller}'s stack frame" if s.elided else heap
+    # returned-continuation: the control block with the buffer, and the frame in it
+    where = f"buffer in {s.caller}'s stack frame" if s.elided else f"buffer {heap}"
+    frame = f"frame too big for the {s.buffer}-byte buffer: {heap}" if s.overflows else "frame in the buffer"
+    return f"{where}; {frame}"
+
+
 def render_explain(file: str, opt: int, frames, sites, gpu: bool = False) -> str:
     if not frames:
         return f"{file}: no coroutines"
@@ -181,10 +191,7 @@ def render_explain(file: str, opt: int, frames, sites, gpu: bool = False) -> str
             out += ["  " + line for line in _table(["field", "LLVM type", "bytes"],
                                                     [[n, t, str(b)] for n, t, b in f.fields])]
     out += ["", "call sites"]
-    rows = [[s.where, s.caller, s.callee,
-             f"elided: lives in {s.caller}'s stack frame" if s.elided else
-             ("device heap: refused unless --allow-device-heap" if gpu else "heap-allocated")]
-            for s in sites]
+    rows = [[s.where, s.caller, s.callee, _placement(s, gpu)] for s in sites]
     out += _table(["site", "caller", "coroutine", "frame"], rows) if rows else ["  (none)"]
     return "\n".join(out)
 

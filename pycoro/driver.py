@@ -203,8 +203,8 @@ class Compilation:
         coroutines = [f for f in program.functions if f.coro is not None and
                       (id(f) in called or not f.decl.span.file.startswith("<stdlib>"))]
         o2_text = str(lowered[self.options.opt_level])
-        return (explain.frames(lowered[0], machine.target_data, coroutines, o2_text),
-                explain.sites(o2_text, gen.sites))
+        frames = explain.frames(lowered[0], machine.target_data, coroutines, o2_text)
+        return frames, explain.sites(o2_text, gen.sites, frames)
 
     def run(self, check_leaks: bool = False) -> int:
         module, machine = self.lowered(jit_mode=True)

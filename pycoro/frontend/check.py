@@ -18,6 +18,7 @@ from .gpu import GPU_BUILTINS, GPU_TARGETS, coroutine_recursion
 from .program import (AwaitInfo, BuiltinCall, CheckedProgram, CoroutineInfo, DirectCall, FnInstance,
                       GlobalVar, HandleCall, IndirectCall, IterProtocol, LocalVar)
 from .resolve import BUILTIN_FUNCTIONS, Namespace, span_of
+from .yields import once_problems
 from .types import (BOOL, ERROR, F64, HANDLE, I32, I64, NULL, STR, U64, VOID, ArrayT, FloatT,
                     FnT, IntT, PRIMITIVES, PromiseT, PtrT, StructT, Type, TypeVar, abi_of, has_vars,
                     is_scalar, size, substitute, unify)
@@ -88,6 +89,9 @@ class ProgramChecker:
         while self.queue:
             inst, subst = self.queue.pop()
             BodyChecker(self, inst, subst).check_body()
+            if inst.coro is not None and inst.coro.abi == "retcon_once":
+                for span, problem in once_problems(inst.decl.body, span_of(inst.decl)):
+                    self.reporter.error(M.once_yields(problem), span)
         for inst in list(self.instances.values()):
             _mark_elide_safe(inst)
         if self.gpu:
@@ -311,16 +315,39 @@ class ProgramChecker:
 
     def _check_promise_decl(self, decl: ast.PromiseDecl) -> None:
         abi = abi_of(PromiseT(decl))
-        if abi in ("retcon", "retcon_once"):
-            self.reporter.error(M.not_supported_yet(f"`abi {abi}`"), decl.abi.span)
-        elif abi != "switch":
+        if abi not in _ABIS:
             self.reporter.error(M.unknown_abi(abi), decl.abi.span)
+            return
+        if abi in _RETCON_START:
+            self._check_retcon_promise(decl, abi)
+        elif decl.abi is not None and decl.abi.size is not None:
+            self.reporter.error(M.switch_takes_no_size(), decl.abi.span)
         # A frame must go back to the allocator it came from.
         hooks = {m.name: m for m in decl.methods}
         for have, need in (("allocate", "deallocate"), ("deallocate", "allocate")):
             if have in hooks and need not in hooks:
                 self.reporter.error(M.missing_hook(decl.name, need, f"`{have}`"), span_of(hooks[have]),
                                     hint=M.hook_hint(decl.name, need))
+
+    def _check_retcon_promise(self, decl: ast.PromiseDecl, abi: str) -> None:
+        """A returned-continuation promise only names its ABI, its buffer and how it
+        starts (LANGUAGE.md §6): retcon must start suspended (LLVM's retcon ramp
+        cannot end without yielding), retcon_once must run to its single yield."""
+        if decl.abi.size is None:
+            self.reporter.error(M.retcon_needs_size(abi), decl.abi.span)
+        start = _RETCON_START[abi]
+        for s in decl.suspends:
+            if s.point == "final":
+                self.reporter.error(M.retcon_member(abi, "a `final` suspend point"), s.span)
+            elif s.mode != start:
+                self.reporter.error(M.retcon_initial(abi, start), s.span)
+        if start == "run" and not any(s.point == "initial" for s in decl.suspends):
+            self.reporter.error(M.retcon_initial(abi, start), decl.abi.span)
+        for member, what in [(f, "promise state (`var`)") for f in decl.fields] + \
+                            [(m, "hooks") for m in decl.methods]:
+            self.reporter.error(M.retcon_member(abi, what), span_of(member))
+        if not decl.generics:
+            self.reporter.error(M.retcon_generic(decl.name), decl.name_span or span_of(decl))
 
     def _promise_type(self, t: PromiseT, use: Span) -> Type:
         if has_vars(t):
@@ -352,8 +379,14 @@ class ProgramChecker:
             return None
         state = self.promise_state(ret)
         modes = {s.point: s.mode for s in ret.decl.suspends}
+        abi = abi_of(ret)
+        if abi in _RETCON_START:
+            return CoroutineInfo(abi=abi, promise=ret, state=state,
+                                 initial_suspend=_RETCON_START[abi] == "suspend", final_suspend=False,
+                                 return_void=None, buffer=ret.decl.abi.size or 0,
+                                 yields=ret.args[0] if ret.args else ERROR)
         return CoroutineInfo(
-            abi=abi_of(ret), promise=ret, state=state,
+            abi=abi, promise=ret, state=state,
             initial_suspend=modes.get("initial", "suspend") == "suspend",
             final_suspend=modes.get("final", "suspend") == "suspend",
             return_void=self.promise_hook(ret, "return_void"),
@@ -403,7 +436,9 @@ def _mark_elide_safe(inst: FnInstance) -> None:
       `await f(…)`, `g(…).next()`);
     - an argument of a call that is itself safe, or of an ordinary function,
       when the callee never moves that parameter: it dies with the callee
-      (`sum(take(map(range(0, n), f), k))`)."""
+      (`sum(take(map(range(0, n), f), k))`);
+    - the initial value of a `let`/`var` that is never moved: the variable's
+      scope destroys it (`let s = g(…); while s.next() { … }`)."""
     def visit(call: ast.Call, safe: bool) -> None:
         if safe and isinstance(inst.types.get(call), PromiseT):
             inst.elide_safe.add(id(call))
@@ -419,6 +454,11 @@ def _mark_elide_safe(inst: FnInstance) -> None:
     for call in inst.calls:
         if isinstance(inst.types.get(call), PromiseT) and id(call) not in inst.consumed:
             inst.elide_safe.add(id(call))
+    moved = {id(ref) for name, ref in inst.refs.items() if id(name) in inst.consumed}
+    for node, var in inst.locals.items():
+        if isinstance(node, ast.Let) and isinstance(node.init, ast.Call) and var.owned \
+                and not var.is_param and id(var) not in moved and isinstance(var.type, PromiseT):
+            inst.elide_safe.add(id(node.init))
     for call in inst.calls:
         if isinstance(call, ast.Call):
             visit(call, id(call) in inst.elide_safe)
@@ -627,6 +667,16 @@ class BodyChecker:
             return
         if isinstance(s.iter, ast.Call) and isinstance(it, PromiseT) and self.inst is not None:
             self.inst.elide_safe.add(id(s.iter))   # the for statement owns and destroys it
+        if _handle_kind(it) == "retcon":   # built in (LANGUAGE.md §6)
+            holder = LocalVar(f"{s.var}.iter", it, True)
+
+            def bind_retcon():
+                item = self.declare(s, s.var, it.args[0] if it.args else ERROR, False)
+                if self.inst is not None:
+                    self.inst.iters[s] = IterProtocol(HandleCall("next", None), HandleCall("value", None),
+                                                      item, holder)
+            self.loop_body(s.body, bind_retcon)
+            return
         nxt, val = self.p.find_method(it, "next"), self.p.find_method(it, "value")
         if nxt is None or val is None:
             self.r.error(M.not_iterable(it), s.iter.span)
@@ -658,7 +708,20 @@ class BodyChecker:
         return t
 
     def stmt_With(self, s: ast.With) -> None:
-        self.r.error(M.not_supported_yet("`with`"), s.span)
+        t = self.check_expr(s.expr, None)
+        item = ERROR
+        if isinstance(t, PromiseT) and abi_of(t) == "retcon_once":
+            item = t.args[0] if t.args else ERROR
+            if isinstance(s.expr, ast.Call) and self.inst is not None:
+                self.inst.elide_safe.add(id(s.expr))   # run to its end by the statement
+        elif t is not ERROR:
+            self.r.error(M.with_needs_once(t), s.expr.span)
+        self.scopes.append({})
+        self.declare(s, s.var, item, False)
+        if self.inst is not None and item is not ERROR:
+            self.inst.withs[s] = LocalVar(f"{s.var}.with", t, True)
+        self.check_block(s.body, new_scope=False)
+        self.scopes.pop()
 
     def stmt_Break(self, s: ast.Break) -> None:
         self._jump(s, "break")
@@ -696,6 +759,12 @@ class BodyChecker:
             self.r.error(M.jump_out_of_defer("co_return"), s.span)
         if self.inst is None or not _is_coroutine(self.inst.decl):
             self.r.error(M.co_return_outside(), s.span, hint="use `return` in a function that is not a coroutine")
+            return
+        coro = self.inst.coro
+        if coro is not None and coro.yields is not None:   # retcon: only `co_return;`
+            if s.value is not None:
+                self.r.error(M.retcon_forbids("`co_return` with a value", coro.abi), s.value.span)
+                self.check_expr(s.value, None)
             return
         hook_name = "return_value" if s.value is not None else "return_void"
         what = "`co_return` with a value" if s.value is not None else "`co_return;`"
@@ -1123,6 +1192,10 @@ class BodyChecker:
         if e.value is None:
             self.r.error(M.arity("yield_value", 1, 0), e.span)
             return ERROR
+        coro = self.inst.coro if self.inst else None
+        if coro is not None and coro.yields is not None:   # retcon: the value goes with the continuation
+            self.expect(e.value, coro.yields)
+            return VOID
         result = self.call_hook(e, "yield_value", "`yield`", e.value, any_result=True)
         if result in (VOID, HANDLE, ERROR):
             return VOID if result == HANDLE else result
@@ -1155,6 +1228,12 @@ class BodyChecker:
             self.r.error(M.jump_out_of_defer(what), e.span)
         t = self.check_expr(operand, None)
         coro = self.inst.coro if self.inst else None
+        if coro is not None and coro.yields is not None:
+            self.r.error(M.retcon_forbids(f"`{what}`", coro.abi), e.span,
+                         hint="a returned-continuation coroutine can only `yield`; "
+                              "`for v in g { yield v; }` passes on another generator's values"
+                         if what == "yield from" else None)
+            return ERROR, coro
         return (ERROR if coro is None else t), coro
 
     def _await_of(self, e: ast.Expr, awaiter: Type, span: Span, transform=None) -> Type:
@@ -1335,9 +1414,12 @@ class BodyChecker:
         if recv is ERROR:
             self._args_unchecked(e)
             return ERROR
-        ops = _HANDLE_OPS.get("promise" if isinstance(recv, PromiseT) else "handle" if recv == HANDLE else "")
+        ops = _HANDLE_OPS.get(_handle_kind(recv))
         if ops and callee.name in ops:
             return self.handle_call(e, callee, recv, ops[callee.name])
+        if _handle_kind(recv) == "retcon" and callee.name in _RETCON_OPS:
+            result = recv.args[0] if callee.name == "value" and recv.args else _RETCON_OPS[callee.name]
+            return self.handle_call(e, callee, recv, result)
         if isinstance(recv, StructT):
             for name, t in self.p.struct_fields(recv):
                 if name == callee.name:
@@ -1440,10 +1522,22 @@ class BodyChecker:
 
 # Operations every coroutine handle has (LANGUAGE.md §5.1): name → result type
 # (None: the promise state, by reference).
+_ABIS = ("switch", "retcon", "retcon_once")
+# how each returned-continuation ABI must start (`initial …;`)
+_RETCON_START = {"retcon": "suspend", "retcon_once": "run"}
+
 _HANDLE_OPS: dict[str, dict[str, Type | None]] = {
     "promise": {"resume": VOID, "done": BOOL, "handle": HANDLE, "promise": None},
     "handle": {"resume": VOID, "done": BOOL, "destroy": VOID},
 }
+# a returned-continuation handle's built-in iteration (`value` yields its first type argument)
+_RETCON_OPS: dict[str, Type] = {"next": BOOL, "value": ERROR}
+
+
+def _handle_kind(t: Type) -> str:
+    if isinstance(t, PromiseT):
+        return "retcon" if abi_of(t) in _RETCON_START else "promise"
+    return "handle" if t == HANDLE else ""
 
 
 def _op_class(op: str) -> str:

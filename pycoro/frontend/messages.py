@@ -116,6 +116,20 @@ def missing_hook(promise: str, hook: str, what: str) -> str:
     return f"promise {q(promise)} has no `{hook}`, which {what} needs"
 def outside_coroutine(what: str) -> str: return f"{what} outside a coroutine"
 def unknown_abi(name: str) -> str: return f"unknown coroutine ABI {q(name)}: expected `switch`, `retcon(N)` or `retcon_once(N)`"
+def retcon_needs_size(abi: str) -> str: return f"`abi {abi}` needs the size of its inline buffer: `abi {abi}(N);`"
+def switch_takes_no_size() -> str: return "`abi switch` takes no buffer size"
+def retcon_initial(abi: str, mode: str) -> str:
+    return f"a `{abi}` coroutine must be declared `initial {mode};`"
+def retcon_member(abi: str, what: str) -> str:
+    why = ("it ends by returning a null continuation" if what.startswith("a `final`")
+           else "the yielded value travels with the continuation")
+    return f"a `{abi}` promise cannot declare {what}: {why}"
+def retcon_generic(name: str) -> str:
+    return f"retcon promise {q(name)} needs a type parameter: its first one is the type of the values it yields"
+def retcon_forbids(what: str, abi: str) -> str: return f"{what} is not available in a `{abi}` coroutine"
+def once_yields(problem: str) -> str: return f"a `retcon_once` coroutine must yield exactly once; {problem}"
+def with_needs_once(t: object) -> str:
+    return f"`with` needs a `retcon_once` coroutine such as `Once<T>`, found {q(t)}"
 def use_after_move(name: str) -> str: return f"use of moved value {q(name)}"
 def moved_here() -> str: return "moved here"
 def move_in_loop(name: str) -> str:

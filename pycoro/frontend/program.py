@@ -28,7 +28,7 @@ class LocalVar:
 @dataclass(eq=False)
 class CoroutineInfo:
     """What the middle needs to place a coroutine (clang's Sema pre-builds the same)."""
-    abi: str                       # "switch" (retcon and async come later)
+    abi: str                       # "switch" | "retcon" | "retcon_once" (async comes later)
     promise: Type                  # the owning handle type `P<…>`
     state: Type                    # the promise state struct (its `var`s), lives in the frame
     initial_suspend: bool
@@ -37,6 +37,8 @@ class CoroutineInfo:
     final_transfer: "FnInstance | None" = None  # `final_suspend(mut self) -> Handle`: transfer at the end
     allocate: "FnInstance | None" = None        # `allocate(size: u64) -> ptr<u8>`: the frame's memory
     deallocate: "FnInstance | None" = None      # `deallocate(p: ptr<u8>)`
+    buffer: int = 0                # retcon: bytes of the caller's inline buffer (`abi retcon(N)`)
+    yields: "Type | None" = None   # retcon: the type of the values it yields (the promise's first type argument)
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class FnInstance:
     # (`await f(…)` of a temporary task, `for v in g(…)` of a temporary generator)
     elide_safe: set[int] = field(default_factory=set)
     moved_params: set[int] = field(default_factory=set)   # parameters the body moves elsewhere
+    withs: dict[ast.With, LocalVar] = field(default_factory=dict)   # `with` → its hidden handle variable
 
     @property
     def is_extern(self) -> bool:
@@ -120,9 +123,10 @@ CallTarget = DirectCall | IndirectCall | BuiltinCall | HandleCall
 
 @dataclass(frozen=True)
 class IterProtocol:
-    """`for v in e` over a value with `next(mut self) -> bool` / `value(self) -> T`."""
-    next: FnInstance
-    value: FnInstance
+    """`for v in e` over a value with `next(mut self) -> bool` / `value(self) -> T`
+    (a returned-continuation handle's are built in: HandleCall)."""
+    next: "FnInstance | HandleCall"
+    value: "FnInstance | HandleCall"
     item: LocalVar       # `v`
     holder: LocalVar     # the iterated value, when `e` is not already a variable
 

@@ -23,7 +23,7 @@ from .runtime import symbol as rt_symbol
 @dataclass
 class FrameReport:
     coroutine: str
-    abi: str
+    abi: str                  # `switch`, `retcon(64)`, …
     size: int | None          # bytes allocated for the frame at the chosen level
     layout_size: int | None   # bytes of the -O0 frame type
     align: int | None
@@ -37,9 +37,11 @@ class SiteReport:
     callee: str
     elided: bool
     span: object = None   # the call's Span, for diagnostics
+    buffer: int | None = None    # a retcon coroutine's: bytes of the buffer in its control block
+    overflows: bool = False      # a retcon frame bigger than that buffer (then on the heap)
 
 
-_RELOAD = re.compile(r'%"?([\w.$-]+?)(?:\.reload|\.spill)?\.addr\d*"? = getelementptr inbounds (?:nuw )?'
+_RELOAD = re.compile(r'%"?([A-Za-z_][\w.$-]*?)(?:(?:\.reload|\.spill)?\.addr\d*)?"? = getelementptr inbounds (?:nuw )?'
                      r'%"?([\w.<>,$-]+)\.Frame"?, ptr %[\w."]+, i32 0, i32 (\d+)')
 _FIXED = {0: "resume function", 1: "destroy function"}
 
@@ -52,7 +54,11 @@ def frames(o0: llvm.ModuleRef, target_data: llvm.TargetData, coroutines: list[Fn
         names.setdefault((frame, int(index)), _source_name(value))
     reports = []
     for inst in coroutines:
-        report = FrameReport(inst.display, inst.coro.abi, _allocated(o2_text, inst.symbol), None, None)
+        switched = inst.coro.abi == "switch"
+        abi = "switch" if switched else f"{inst.coro.abi}({inst.coro.buffer})"
+        # a retcon frame is allocated by LLVM's ramp only when it outgrows its buffer
+        report = FrameReport(inst.display, abi, _allocated(o2_text, inst.symbol) if switched else None,
+                             None, None)
         try:
             ty = o0.get_struct_type(f"{inst.symbol}.Frame")
         except NameError:
@@ -62,14 +68,14 @@ def frames(o0: llvm.ModuleRef, target_data: llvm.TargetData, coroutines: list[Fn
             report.align = target_data.get_abi_alignment(ty)
             elements = list(ty.elements)
             for i, el in enumerate(elements):
-                if i in _FIXED:
+                if switched and i in _FIXED:
                     name = _FIXED[i]
-                elif i == len(elements) - 1 and str(el).startswith("i") and int(str(el)[1:]) <= 8:
+                elif switched and i == len(elements) - 1 and str(el).startswith("i") and int(str(el)[1:]) <= 8:
                     name = "suspend index"
+                elif switched and i == 2:
+                    name = f"promise {inst.coro.promise}"
                 else:
-                    name = names.get((inst.symbol, i), "spilled value")
-                    if i == 2:
-                        name = f"promise {inst.coro.promise}"
+                    name = names.get((inst.symbol, i)) or "spilled value"
                 type_name = f"%{el.name}" if el.is_struct and el.name else str(el)
                 report.fields.append((name, type_name, target_data.get_abi_size(el)))
         reports.append(report)
@@ -93,11 +99,22 @@ def _function_body(text: str, symbol: str) -> str | None:
     return m.group(0) if m else None
 
 
-def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]]) -> list[SiteReport]:
+def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]],
+          frames: list[FrameReport]) -> list[SiteReport]:
+    """Per call site, whether the frame (retcon: the control block holding the
+    buffer) was placed in the caller's stack frame."""
     alloc = re.escape(rt_symbol("coro_alloc"))
+    sizes = {f.coroutine: f.layout_size for f in frames}
     reports = []
     for site_id, (caller, span, callee) in enumerate(recorded):
-        allocates = re.search(rf'@"?{alloc}"?\(i64 [^,]+, i32 {site_id}\)', o2_text) or \
-            re.search(rf'@"?{re.escape(callee.symbol)}"?\([^)]*i32 {site_id}\)', o2_text)
-        reports.append(SiteReport(str(span), caller.display, callee.display, not allocates, span))
+        allocates = re.search(rf'@"?{alloc}"?\(i64 [^,]+, i32 {site_id}\)', o2_text)
+        report = SiteReport(str(span), caller.display, callee.display, not allocates, span)
+        if callee.coro.abi == "switch":
+            # a ramp that was not inlined allocates its frame itself
+            report.elided = not (allocates or re.search(
+                rf'@"?{re.escape(callee.symbol)}"?\([^)]*i32 {site_id}\)', o2_text))
+        else:
+            report.buffer = callee.coro.buffer
+            report.overflows = (sizes.get(callee.display) or 0) > 8 * ((callee.coro.buffer + 7) // 8)
+        reports.append(report)
     return reports

@@ -114,6 +114,11 @@ def runtime_module(context: ir.Context | None = None) -> ir.Module:
     b.ret_void()
     fn, b = define("coro_count")
     b.ret_void()
+    fn, b = define("retcon_alloc")
+    b.ret(b.call(malloc, [fn.args[0]]))
+    fn, b = define("retcon_free")
+    b.call(free, [fn.args[0]])
+    b.ret_void()
     return module
 
 

@@ -50,6 +50,16 @@ def _signatures() -> dict[str, ir.FunctionType]:
         "llvm.coro.await.suspend.bool": ir.FunctionType(I1, [ptr, ptr, ptr]),
         "llvm.coro.await.suspend.handle": ir.FunctionType(void, [ptr, ptr, ptr]),
     })
+    # Returned-continuation coroutines: size, align, buffer, prototype, allocate, deallocate
+    sigs.update({
+        "llvm.coro.id.retcon": ir.FunctionType(TOKEN, [I32, I32, ptr, ptr, ptr, ptr]),
+        "llvm.coro.id.retcon.once": ir.FunctionType(TOKEN, [I32, I32, ptr, ptr, ptr, ptr]),
+        # the yielded values; returns the continuation's `unwind` argument
+        "llvm.coro.suspend.retcon.i1": ir.FunctionType(I1, [], var_arg=True),
+        # every call of a retcon ramp goes through it: until CoroSplit, the ramp
+        # never returns (its paths end in `unreachable`), which IPO would believe
+        "llvm.coro.prepare.retcon": ir.FunctionType(ptr, [ptr]),
+    })
     # NVPTX: the index registers of §8's builtins, and the block barrier
     for reg in ("tid", "ctaid", "ntid", "nctaid"):
         for axis in "xyz":
@@ -76,7 +86,7 @@ SIGNATURES = _signatures()
 
 # Operands that must be constants (`immarg`): intrinsic name prefix → positions.
 IMMEDIATE_OPERANDS = {"llvm.abs.": (1,), "llvm.memcpy.": (3,), "llvm.memset.": (3,),
-                      "llvm.coro.id": (0,), "llvm.coro.suspend": (1,), "llvm.coro.end": (1,),
+                      "llvm.coro.id.retcon": (0, 1), "llvm.coro.id": (0,), "llvm.coro.suspend": (1,), "llvm.coro.end": (1,),
                       "llvm.coro.promise": (1, 2)}
 
 

@@ -15,18 +15,53 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..frontend import ast
-from ..frontend.program import (BuiltinCall, CheckedProgram, FnInstance, GlobalVar,
-                                HandleCall, IndirectCall, LocalVar)
-from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
-                              PromiseT, PtrT, StructT, Type, abi_of)
-from ..frontend.layout import is_aggregate, owns, size_align
 from ..frontend.intrinsics import kind_of as math_kind
+from ..frontend.layout import is_aggregate, owns, size_align
+from ..frontend.program import (
+    BuiltinCall,
+    CheckedProgram,
+    FnInstance,
+    GlobalVar,
+    HandleCall,
+    IndirectCall,
+    LocalVar,
+)
+from ..frontend.types import (
+    BOOL,
+    ERROR,
+    HANDLE,
+    NULL,
+    STR,
+    VOID,
+    ArrayT,
+    FloatT,
+    FnT,
+    IntT,
+    PromiseT,
+    PtrT,
+    StructT,
+    Type,
+)
 from . import gpu, guards, intrinsics
-from .coro.base import emitter_for, handle_ops
+from .coro import retcon
+from .coro.base import emitter_for, handle_op
 from .gpu import GPU_INTRINSICS
-from .llvmcompat import (EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep,
-                         global_string, mark_elide_safe)
-from .runtime import NORETURN, RUNTIME, symbol as rt_symbol
+from .llvmcompat import (
+    EMPTY,
+    I1,
+    I8,
+    I32,
+    I64,
+    PTR,
+    TypedCallee,
+    alloca,
+    field_ptr,
+    gep,
+    global_string,
+    mark_elide_safe,
+)
+from .runtime import NORETURN, RUNTIME
+from .runtime import symbol as rt_symbol
 
 _FLOAT_TYPES = {32: ir.FloatType(), 64: ir.DoubleType()}
 _ICMP = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -110,6 +145,8 @@ class ModuleGen:
             return self.fns[key]
         fnty = self.signature([t for _, t in inst.params], inst.ret, inst.decl.varargs,
                               inst.self_mode == "ref")
+        if inst.coro is not None and inst.coro.yields is not None:
+            fnty = retcon.ramp_type(self, inst.ret, list(fnty.args))   # takes the caller's buffer
         if self.explain and inst.coro is not None:
             fnty = ir.FunctionType(fnty.return_type, list(fnty.args) + [I32])
         existing = self.module.globals.get(inst.symbol)
@@ -309,7 +346,8 @@ class FnGen:
         self.slots: dict[int, ir.Value] = {}
         # Per scope, what leaving it must do, in order of registration (run in
         # reverse): ("defer", stmt), ("drop", slot) for an owning handle variable,
-        # ("temp", slot) for an owning temporary of the current statement.
+        # ("temp", slot) for an owning temporary of the current statement,
+        # ("finish", slot) for the coroutine of a `with`.
         self.scopes: list[list[tuple[str, object]]] = []
         self.loops: list[_Loop] = []
         self.types = inst.types
@@ -387,6 +425,8 @@ class FnGen:
         if is_aggregate(self.inst.ret):
             self.result = next(args)
             self.result.name = "result"
+        if self.inst.coro is not None and self.inst.coro.yields is not None:
+            next(args)   # the caller's buffer (coro/retcon.py)
         for param, (name, t) in zip(self.inst.decl.params, self.inst.params):
             var = self.inst.locals[param]
             if t == VOID:
@@ -430,18 +470,25 @@ class FnGen:
             self.run_cleanups(self.scopes[-1])
         self.scopes.pop()
 
-    def run_cleanups(self, items: list[tuple[str, object]]) -> None:
+    def run_cleanups(self, items: list[tuple[str, object]], destroying: bool = False) -> None:
         for kind, what in reversed(items):
             self.ensure_open()
             if kind == "defer":
                 self.emit_stmt(what)
+            elif kind == "finish":
+                # `with`: run the coroutine on to its end; when the coroutine around
+                # the `with` is destroyed instead, the drop after this unwinds it
+                if not destroying:
+                    slot, t = what
+                    handle_op(self, t, "next", self.b.load(slot, typ=PTR))
             else:
                 self.drop(*what)
 
-    def unwind_to(self, depth: int) -> None:
-        """Run the cleanups of every scope deeper than `depth`, innermost first."""
+    def unwind_to(self, depth: int, destroying: bool = False) -> None:
+        """Run the cleanups of every scope deeper than `depth`, innermost first
+        (`destroying`: a suspended coroutine is being destroyed)."""
         for scope in reversed(self.scopes[depth:]):
-            self.run_cleanups(scope)
+            self.run_cleanups(scope, destroying)
 
     def drop(self, slot: ir.Value, t: Type) -> None:
         """Destroy the coroutines a value holds: a handle, or a struct's handle fields."""
@@ -455,7 +502,7 @@ class FnGen:
         live, done = self.block("drop"), self.block("drop.done")
         self.b.cbranch(self.b.icmp_unsigned("!=", handle, ir.Constant(PTR, None)), live, done)
         self.b.position_at_end(live)
-        handle_ops(abi_of(t))(self, "destroy", handle, 8)
+        handle_op(self, t, "destroy", handle)
         self.b.store(ir.Constant(PTR, None), slot)
         self.b.branch(done)
         self.b.position_at_end(done)
@@ -628,16 +675,32 @@ class FnGen:
             holder = self.slot(proto.holder)
             self.store(self.expr(s.iter), holder, proto.holder.type)
 
-        def receiver(fn: FnInstance) -> ir.Value:
-            return holder if fn.self_mode == "ref" else self.load(holder, proto.holder.type)
-
-        def cond():
-            return self.call(proto.next, [receiver(proto.next)])
+        def step(fn: FnInstance | HandleCall) -> ir.Value:
+            if isinstance(fn, HandleCall):   # a returned-continuation handle's own
+                return handle_op(self, proto.holder.type, fn.name, self.b.load(holder, typ=PTR))
+            return self.call(fn, [holder if fn.self_mode == "ref" else self.load(holder, proto.holder.type)])
 
         def bind():
-            value = self.call(proto.value, [receiver(proto.value)])
-            self.store(value, self.slot(proto.item), proto.item.type)
-        self.loop("for", cond, s.body, None, bind)
+            self.store(step(proto.value), self.slot(proto.item), proto.item.type)
+        self.loop("for", lambda: step(proto.next), s.body, None, bind)
+
+    def stmt_With(self, s: ast.With) -> None:
+        """`with v in e { body }`: run e to its yield, bind v, run body, then run e to
+        its end on every way out of body (LANGUAGE.md §6)."""
+        var, holder_var = self.inst.locals[s], self.inst.withs[s]
+        t = holder_var.type
+        holder = self.slot(holder_var)
+        self.store(self.expr(s.expr), holder, t)   # not owned: a temporary dies with the statement
+        self.scopes.append([])
+        handle = self.b.load(holder, typ=PTR)
+        self.check(handle_op(self, t, "next", handle),
+                   lambda: self.panic(b"`with`: the coroutine ended without yielding", s.expr.span), "with")
+        self.store(handle_op(self, t, "value", handle), self.slot(var), var.type)
+        self.scopes[-1].append(("finish", (holder, t)))
+        self.emit_block(s.body)
+        if not self.b.block.is_terminated:
+            self.run_cleanups(self.scopes[-1])
+        self.scopes.pop()
 
     def stmt_Break(self, s: ast.Break) -> None:
         loop = self.loops[-1]
@@ -668,6 +731,9 @@ class FnGen:
         self.coro.co_return()
 
     def expr_Yield(self, e: ast.Yield) -> ir.Value | None:
+        if self.inst.coro.yields is not None:   # returned-continuation: no hook
+            self.coro.suspend_with(f"yield.{e.span.line}", self.expr(e.value), self.inst.coro.yields)
+            return None
         hook = self.inst.hooks[e]
         result = self.call(hook, [self.coro.promise()] + self.arguments([e.value], [t for _, t in hook.params[1:]]))
         if hook.ret == VOID:
@@ -978,10 +1044,10 @@ class FnGen:
                 return self.b.call(intrinsics.declare(self.mg.module, GPU_INTRINSICS[target.name]), [])
             return getattr(self, f"builtin_{target.name}")(e)
         if isinstance(target, HandleCall):
-            handle, abi = None, abi_of(HANDLE)   # noop_handle() makes a switched-resume handle
+            handle, t = None, HANDLE   # noop_handle() makes a switched-resume handle
             if target.receiver is not None:
-                handle, abi = self.expr(target.receiver), abi_of(self.types[target.receiver])
-            return handle_ops(abi)(self, target.name, handle, target.promise_align, target.owning)
+                handle, t = self.expr(target.receiver), self.types[target.receiver]
+            return handle_op(self, t, target.name, handle, target.promise_align, target.owning)
         if isinstance(target, IndirectCall):
             fnt: FnT = self.type_of(e.callee)
             callee = self.expr(e.callee)
@@ -1017,6 +1083,9 @@ class FnGen:
         if self.mg.explain and fn.coro is not None:
             args = args + [I32(len(self.mg.sites))]
             self.mg.sites.append((self.inst, span or self.current_span, fn))
+        if fn.coro is not None and fn.coro.yields is not None:
+            site = args[-1:] if self.mg.explain else []
+            return retcon.create(self, fn.ret, self.mg.declare(fn), args, elide_safe, site)
         result = self.call_with(self.mg.declare(fn), args, fn.ret)
         if elide_safe:
             mark_elide_safe(self.b.block.instructions[-1])

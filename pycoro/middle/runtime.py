@@ -32,6 +32,9 @@ RUNTIME: dict[str, ir.FunctionType] = {
     "coro_free": ir.FunctionType(_VOID, [PTR, I64]),
     # a frame from a promise's own allocate (+1) / deallocate (-1) hook, counted too
     "coro_count": ir.FunctionType(_VOID, [I64]),
+    # a returned-continuation frame too big for its caller's buffer (LLVM calls these)
+    "retcon_alloc": ir.FunctionType(PTR, [I64]),
+    "retcon_free": ir.FunctionType(_VOID, [PTR]),
 }
 
 NORETURN = {"panic", "panic_bounds"}

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
+from ...frontend.types import abi_of
+
 if TYPE_CHECKING:
     from ...frontend.program import CoroutineInfo
     from ..irgen import FnGen
@@ -55,18 +57,24 @@ class CoroutineEmitter:
         of the handle to the ramp's caller."""
         raise NotImplementedError
 
-    # operations on a handle of this ABI, from any function
-    def handle_op(self, name: str, handle: ir.Value, promise_align: int) -> ir.Value | None:
+    def suspend_with(self, name: str, value: ir.Value, t) -> None:
+        """`yield value` in a returned-continuation coroutine (no promise hook)."""
         raise NotImplementedError
 
 
 def emitter_for(fg: "FnGen", info: "CoroutineInfo") -> CoroutineEmitter:
+    from .retcon import RetconEmitter
     from .switch import SwitchEmitter
-    emitters = {"switch": SwitchEmitter}
+    emitters = {"switch": SwitchEmitter, "retcon": RetconEmitter, "retcon_once": RetconEmitter}
     return emitters[info.abi](fg, info)
 
 
-def handle_ops(abi: str):
-    """The handle operations of an ABI (for calls outside the coroutine itself)."""
-    from . import switch
-    return {"switch": switch.handle_op}[abi]
+def handle_op(fg: "FnGen", t, name: str, handle: ir.Value | None, promise_align: int = 8,
+              owning: bool = False) -> ir.Value | None:
+    """An operation on a handle of type `t` (its ABI's), from any function;
+    `destroy` destroys what an owning handle holds."""
+    from . import retcon, switch
+    abi = abi_of(t)
+    if abi in ("retcon", "retcon_once"):
+        return retcon.handle_op(fg, name, handle, t)
+    return switch.handle_op(fg, name, handle, promise_align, owning)

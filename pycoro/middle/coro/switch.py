@@ -105,7 +105,7 @@ class SwitchEmitter(CoroutineEmitter):
         switch.add_case(I8(0), resume)
         switch.add_case(I8(1), destroy)
         b.position_at_end(destroy)
-        fg.unwind_to(0)
+        fg.unwind_to(0, destroying=True)
         b.branch(self.cleanup_bb)
         b.position_at_end(resume)
 

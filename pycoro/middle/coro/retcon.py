@@ -1,0 +1,260 @@
+"""Returned-continuation coroutines (`abi retcon(N);`, `abi retcon_once(N);`):
+LLVM's `llvm.coro.id.retcon` / `llvm.coro.id.retcon.once` lowering, as Swift's
+accessors and the `coro-retcon*.ll` tests of LLVM 22.
+
+The coroutine takes the caller's buffer first and returns the first
+continuation with the first yielded value; each continuation has the
+prototype's signature `(ptr buffer, i1 unwind)` and returns the next pair
+(retcon_once: nothing); a finished coroutine returns a null continuation.
+
+    define {ptr, V} @f(ptr %buffer, params...) {
+      %id = call token @llvm.coro.id.retcon(i32 N, i32 8, ptr %buffer,
+                ptr @pc.retcon.proto.V, ptr @__pc_retcon_alloc, ptr @__pc_retcon_free)
+      %hdl = call ptr @llvm.coro.begin(token %id, ptr null)
+      ...   every `yield v`:
+      %unwind = call i1 (...) @llvm.coro.suspend.retcon.i1(V %v)
+      br i1 %unwind, label %destroy, label %resume     ; destroy: the scopes' cleanups
+    coro.end:
+      call void @llvm.coro.end(ptr %hdl, i1 false, token none)
+      unreachable
+    }
+
+A value of an aggregate type travels as the address of a copy in the frame.
+LLVM places the frame in the buffer when it fits (N bytes, 8-aligned) and
+otherwise calls the runtime's `__pc_retcon_alloc`.
+
+The caller keeps the buffer in a **control block** — the handle points to it,
+so a handle moves like any other while the frame stays where it is (a frame
+may hold pointers into itself):
+
+    { [N/8 x i64] buffer, ptr continuation, V value, i8 flags }
+
+It lives in the caller's stack frame when the checker proves the coroutine
+ends there (`elide_safe`, as for switched-resume frames), else on the heap
+(flag HEAP). retcon_once coroutines start by running to their yield, so the
+first value is ready at creation (flag PRIMED: `next()` hands it out without
+resuming). The handle operations (`next`, `value`, destroy) are small
+always-inlined functions per handle type.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...frontend.layout import is_aggregate
+from ...frontend.types import PromiseT, Type, abi_of
+from .. import intrinsics
+from ..llvmcompat import (
+    I1,
+    I8,
+    I32,
+    I64,
+    PTR,
+    TOKEN_NONE,
+    TypedCallee,
+    alloca,
+    field_ptr,
+    mark_presplit_coroutine,
+)
+from .base import CoroutineEmitter
+
+BUFFER_ALIGN = 8
+HEAP, PRIMED = 1, 2
+BUFFER, CONTINUATION, VALUE, FLAGS = range(4)   # the control block's fields
+
+
+def buffer_words(size: int) -> int:
+    return (size + 7) // 8
+
+
+def item_type(mg, t: PromiseT) -> ir.Type:
+    """How a yielded value travels: a scalar by value, an aggregate by address."""
+    item = t.args[0]
+    return PTR if is_aggregate(item) else mg.llvm(item)
+
+
+def result_type(mg, t: PromiseT) -> ir.Type:
+    """What the ramp and (retcon) every continuation return."""
+    return ir.LiteralStructType([PTR, item_type(mg, t)])
+
+
+def continuation_type(mg, t: PromiseT) -> ir.FunctionType:
+    ret = ir.VoidType() if abi_of(t) == "retcon_once" else result_type(mg, t)
+    return ir.FunctionType(ret, [PTR, I1])
+
+
+def control_block_type(mg, t: PromiseT) -> ir.Type:
+    words = buffer_words(t.decl.abi.size or 0)
+    return ir.LiteralStructType([ir.ArrayType(I64, words), PTR, item_type(mg, t), I8])
+
+
+def control_block_size(mg, t: PromiseT) -> int:
+    # buffer, continuation, value (at most 8 bytes), flags: rounded up to 8
+    return 8 * buffer_words(t.decl.abi.size or 0) + 24
+
+
+def ramp_type(mg, t: PromiseT, params: list[ir.Type]) -> ir.FunctionType:
+    return ir.FunctionType(result_type(mg, t), [PTR] + params)
+
+
+def _prototype(mg, t: PromiseT) -> ir.Function:
+    """The continuation's signature, as a declared function LLVM reads it from."""
+    fnty = continuation_type(mg, t)
+    name = f"pc.retcon.prototype.{abi_of(t)}.{item_type(mg, t)}".replace(" ", "")
+    fn = mg.module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(mg.module, fnty, name)
+        fn.args[1].add_attribute("zeroext")
+    return fn
+
+
+class RetconEmitter(CoroutineEmitter):
+    def _intrinsic(self, name: str) -> ir.Function:
+        return intrinsics.declare(self.fg.mg.module, name)
+
+    def begin(self) -> None:
+        fg, b, t = self.fg, self.fg.b, self.info.promise
+        mark_presplit_coroutine(fg.fn)
+        suffix = "retcon.once" if self.info.abi == "retcon_once" else "retcon"
+        buffer = fg.fn.args[0]
+        buffer.name = "buffer"
+        self.id = b.call(self._intrinsic(f"llvm.coro.id.{suffix}"), [
+            I32(8 * buffer_words(self.info.buffer)), I32(BUFFER_ALIGN), buffer, _prototype(fg.mg, t),
+            fg.mg.runtime("retcon_alloc"), fg.mg.runtime("retcon_free")], name="id")
+        self.handle = b.call(self._intrinsic("llvm.coro.begin"), [self.id, ir.Constant(PTR, None)], name="hdl")
+        self.end_bb = fg.block("coro.end")
+        if self.info.initial_suspend:
+            # lazy, like a Generator: the ramp only stores the arguments
+            self._suspend("init", ir.Constant(item_type(fg.mg, t), None))
+
+    def promise(self) -> ir.Value:
+        raise AssertionError("a returned-continuation coroutine has no promise")
+
+    def suspend_with(self, name: str, value: ir.Value, t: Type) -> None:
+        """`yield value`: suspend, handing `value` to whoever called the continuation."""
+        if is_aggregate(t):
+            copy = self.fg.alloca(t, "yielded")   # lives in the frame while suspended
+            self.fg.store(value, copy, t)
+            value = copy
+        self._suspend(name, value)
+
+    def _suspend(self, name: str, value: ir.Value) -> None:
+        fg, b = self.fg, self.fg.b
+        unwind = b.call(self._intrinsic("llvm.coro.suspend.retcon.i1"), [value], name=f"{name}.unwind")
+        resume, destroy = fg.block(f"{name}.resume"), fg.block(f"{name}.destroy")
+        b.cbranch(unwind, destroy, resume)
+        b.position_at_end(destroy)
+        fg.unwind_to(0, destroying=True)
+        b.branch(self.end_bb)
+        b.position_at_end(resume)
+
+    def co_return(self) -> None:
+        self.fg.b.branch(self.end_bb)
+
+    def end(self) -> None:
+        b = self.fg.b
+        if not b.block.is_terminated:
+            b.branch(self.end_bb)
+        b.position_at_end(self.end_bb)
+        b.call(self._intrinsic("llvm.coro.end"), [self.handle, I1(0), TOKEN_NONE])
+        b.unreachable()
+
+
+# ---- the caller's side
+
+def create(fg, t: PromiseT, ramp: ir.Function, args: list[ir.Value], on_stack: bool,
+           site: list[ir.Value]) -> ir.Value:
+    """Call a retcon coroutine: a control block (in this stack frame when the
+    coroutine certainly ends here), the ramp, and the handle to the block."""
+    b, mg = fg.b, fg.mg
+    if on_stack:
+        block = alloca(fg.allocas, control_block_type(mg, t), "retcon.block")
+        block.align = 16
+        flags = 0
+    else:
+        block = b.call(mg.runtime("coro_alloc"), [I64(control_block_size(mg, t))] + site, name="retcon.block")
+        flags = HEAP
+    prepared = b.call(intrinsics.declare(mg.module, "llvm.coro.prepare.retcon"), [ramp])
+    first = b.call(TypedCallee(prepared, ramp.function_type), [block] + args, name="first")
+    if fg.inst.coro is not None:
+        # CoroSplit replaces every llvm.coro.prepare.retcon of the module as soon
+        # as it runs on any function, so the inliner may then meet this ramp still
+        # unsplit inside a coroutine that is not split yet either: two
+        # llvm.coro.begin in one coroutine, a fatal error. A call from a coroutine
+        # therefore stays a call (IPSCCP still propagates the first continuation).
+        first.attributes.add("noinline")
+    store_step(b, mg, t, block, first)
+    if abi_of(t) == "retcon_once":
+        flags |= PRIMED
+    b.store(I8(flags), _field(b, mg, t, block, FLAGS))
+    return block
+
+
+def _field(b, mg, t: PromiseT, block: ir.Value, index: int) -> ir.Value:
+    return field_ptr(b, block, control_block_type(mg, t), index)
+
+
+def store_step(b, mg, t: PromiseT, block: ir.Value, result: ir.Value) -> None:
+    b.store(b.extract_value(result, 0), _field(b, mg, t, block, CONTINUATION))
+    b.store(b.extract_value(result, 1), _field(b, mg, t, block, VALUE))
+
+
+def handle_op(fg, name: str, handle: ir.Value, t: PromiseT) -> ir.Value | None:
+    """`h.next()`, `h.value()` and destroying the handle's coroutine."""
+    if name == "value":
+        item = t.args[0]
+        value = fg.b.load(_field(fg.b, fg.mg, t, handle, VALUE), typ=item_type(fg.mg, t))
+        return fg.load(value, item) if is_aggregate(item) else value
+    return fg.b.call(_operation(fg.mg, t, name), [handle])
+
+
+def _operation(mg, t: PromiseT, name: str) -> ir.Function:
+    key = ("retcon", name, t)
+    if key in mg.wrappers:
+        return mg.wrappers[key]
+    ret = I1 if name == "next" else ir.VoidType()
+    fn = ir.Function(mg.module, ir.FunctionType(ret, [PTR]), mg.module.get_unique_name(f"pc.retcon.{name}"))
+    fn.linkage = "internal"
+    fn.attributes.add("alwaysinline")
+    mg.wrappers[key] = fn
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    block = fn.args[0]
+    {"next": _emit_next, "destroy": _emit_destroy}[name](b, mg, t, block)
+    return fn
+
+
+def _continuation(b, mg, t, block) -> tuple[ir.Value, ir.Value]:
+    slot = _field(b, mg, t, block, CONTINUATION)
+    return slot, b.load(slot, typ=PTR, name="cont")
+
+
+def _emit_next(b: ir.IRBuilder, mg, t: PromiseT, block: ir.Value) -> None:
+    null = ir.Constant(PTR, None)
+    slot, cont = _continuation(b, mg, t, block)
+    if abi_of(t) == "retcon_once":
+        flags_slot = _field(b, mg, t, block, FLAGS)
+        flags = b.load(flags_slot, typ=I8)
+        with b.if_then(b.icmp_unsigned("!=", b.and_(flags, I8(PRIMED)), I8(0))):
+            b.store(b.and_(flags, I8(~PRIMED & 0xFF)), flags_slot)   # the value from the start
+            b.ret(b.icmp_unsigned("!=", cont, null))
+    with b.if_then(b.icmp_unsigned("==", cont, null)):
+        b.ret(I1(0))
+    result = b.call(TypedCallee(cont, continuation_type(mg, t)), [block, I1(0)], name="step")
+    if abi_of(t) == "retcon_once":
+        b.store(null, slot)   # its only continuation ran it to completion
+        b.ret(I1(0))
+        return
+    store_step(b, mg, t, block, result)
+    b.ret(b.icmp_unsigned("!=", b.extract_value(result, 0), null))
+
+
+def _emit_destroy(b: ir.IRBuilder, mg, t: PromiseT, block: ir.Value) -> None:
+    """Unwind a suspended coroutine (its pending defers run, an outsized frame is
+    freed), then free a heap control block."""
+    _, cont = _continuation(b, mg, t, block)
+    with b.if_then(b.icmp_unsigned("!=", cont, ir.Constant(PTR, None))):
+        b.call(TypedCallee(cont, continuation_type(mg, t)), [block, I1(1)])
+    flags = b.load(_field(b, mg, t, block, FLAGS), typ=I8)
+    with b.if_then(b.icmp_unsigned("!=", b.and_(flags, I8(HEAP)), I8(0))):
+        b.call(mg.runtime("coro_free"), [block, I64(control_block_size(mg, t))])
+    b.ret_void()
+
