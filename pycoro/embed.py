@@ -155,7 +155,7 @@ def _function(module: Module, e: Export):
         code = _ARRAY_CODES[str(e.item)]
 
         def call(*args):
-            frame = create(*_check_args(e, args))   # Generator<T> is lazy: this runs none of its body
+            frame = create(*_check_args(e, args))   # Generator and Stream are lazy: this runs none of the body
             return GeneratorObject(module, e, frame, fill, destroy, code)
     call.__name__ = e.name
     call.__qualname__ = e.name

@@ -227,3 +227,47 @@ define void @caller(ptr %h, ptr %fn) {
     converted = str(resume_cc.preserve_none(fine))
     assert 'define internal preserve_nonecc void @f.resume(' in converted
     assert converted.count("call preserve_nonecc void") == 2
+
+
+STREAM = """
+fn evens(n: i64) -> Stream<i64> { var i: i64 = 0; while i < n { yield i; i += 2; } }
+fn locked(p: ptr<i64>) -> Once<ptr<i64>> { defer p[0] += 1; yield p; }
+var limit: i64 = 1000;
+fn main() {
+    var s: i64 = 0;
+    for v in evens(limit) { s += v; }
+    with p in locked(&s) { p[0] *= 2; }
+    print(s);
+}
+"""
+
+
+def test_retcon_coroutines_use_the_retcon_intrinsics(pycoro, tmp_path):
+    emitted = _emit(pycoro, tmp_path, STREAM, "llvm")
+    assert re.search(r"@\"?llvm\.coro\.id\.retcon\"?\(i32 64, i32 8, ptr %\"?buffer", emitted)
+    assert re.search(r"@\"?llvm\.coro\.id\.retcon\.once\"?\(i32 64, i32 8,", emitted)
+    # every ramp is called through llvm.coro.prepare.retcon
+    assert len(re.findall(r'call ptr @"llvm\.coro\.prepare\.retcon"\([^\n]*@"pc\.(evens|locked)"', emitted)) == 2
+    lowered = _emit(pycoro, tmp_path, STREAM, "lowered", "-O0")
+    assert "llvm.coro." not in lowered
+    assert re.search(r"define internal \{ ptr, i64 \} @pc\.evens\.resume\.0\(ptr", lowered)
+
+
+@pytest.mark.parametrize("level", ["-O1", "-O2", "-O3"])
+def test_a_temporary_stream_lives_in_its_callers_stack_frame(pycoro, tmp_path, level):
+    """Frame and control block in main's stack frame: no allocation, and each
+    step is one call of a continuation (the first one direct)."""
+    lowered = _emit(pycoro, tmp_path, STREAM, "lowered", level)
+    main = lowered[lowered.index("define noundef i32 @main"):]
+    main = main[:main.index("\n}\n")]
+    assert not re.search(r"call[^\n]*@(pc\.__pc_coro_alloc|pc\.__pc_retcon_alloc|malloc)\(", lowered)
+    if level != "-O1":   # the control block's fields are known: no path frees it
+        assert "@free" not in main
+
+
+def test_a_stream_too_big_for_its_buffer_allocates_its_frame(pycoro, tmp_path):
+    source = STREAM.replace("var i: i64 = 0; while i < n { yield i;",
+                            "var a: [i64; 16]; var i: i64 = 0; while i < n { a[i % 16] = i; yield a[(i + 1) % 16];")
+    lowered = _emit(pycoro, tmp_path, source, "lowered", "-O2")
+    # the frame (the array and the loop's state) does not fit Stream's 64 bytes
+    assert re.search(r"call[^\n]*@(pc\.__pc_coro_alloc|malloc)\(i64 1[0-9]{2}\)", lowered)

@@ -120,6 +120,55 @@ def test_only_generators_without_effects_run_ahead(mod):
     it.close()
 
 
+STREAMS = """
+fn srange(lo: i64, hi: i64) -> Stream<i64> { var i = lo; while i < hi { yield i; i += 1; } }
+fn halves(n: i32) -> Stream<f64> {
+    defer print("halves: closed");
+    for i in 0..n { print("halves: made", i); yield (i as f64) / 2.0; }
+}
+fn evens(n: i64) -> Stream<bool> { for i in 0..n { yield i % 2 == 0; } }
+fn risky(n: i64) -> Stream<i64> { for i in 0..n { yield 10 / (2 - i); } }
+"""
+
+
+@pytest.fixture(scope="module")
+def streams():
+    return pycoro.compile(STREAMS)
+
+
+def test_a_stream_is_a_python_iterator_like_a_generator(streams, capfd):
+    it = streams.srange(0, 5)
+    assert next(it) == 0 and list(it) == [1, 2, 3, 4]
+    assert sum(streams.srange(0, 10**5)) == sum(range(10**5))
+    assert list(streams.evens(3)) == [True, False, True]
+    assert not streams._exports["srange"].effects and streams._exports["halves"].effects
+    with pytest.raises(TypeError) as err:
+        streams.srange(1.5, 2)
+    assert str(err.value) == ("argument 1 (`lo: i64`) of fn srange(lo: i64, hi: i64) -> Stream<i64> "
+                              "must be i64, not float")
+    # effects in order, one value per step; close and collection run the defers
+    for v in streams.halves(2):
+        print("python: got", v)
+    assert capfd.readouterr().out.splitlines() == [
+        "halves: made 0", "python: got 0.0", "halves: made 1", "python: got 0.5", "halves: closed"]
+    with streams.halves(3) as it:
+        assert next(it) == 0.0
+    with pytest.raises(ValueError, match="used after close"):
+        next(it)
+    abandoned = streams.halves(3)
+    next(abandoned)
+    del abandoned
+    gc.collect()
+    assert capfd.readouterr().out == "halves: made 0\nhalves: closed\nhalves: made 0\nhalves: closed\n"
+
+
+def test_a_panicking_stream_yields_what_came_before_then_raises(streams):
+    it = streams.risky(5)
+    assert next(it) == 5 and next(it) == 10
+    with pytest.raises(pycoro.PanicError, match="division by zero"):
+        next(it)
+
+
 def test_compile_errors_raise_compile_error():
     with pytest.raises(pycoro.CompileError) as err:
         pycoro.compile("fn f() -> i64 { return true; }", name="bad.pc")

@@ -222,3 +222,29 @@ def test_shared_is_for_the_native_target(tmp_path, pycoro):
     result = pycoro("build", "--target", "nvptx", "--emit", "shared", "x.pc", cwd=tmp_path)
     assert result.returncode == 1
     assert "--emit shared is not available for --target nvptx" in result.stderr
+
+
+def test_a_stream_has_the_same_c_abi(tmp_path):
+    """A `Stream<T>` export (a returned-continuation coroutine) is driven through
+    the same five calls; its handle points at the control block with its buffer."""
+    (tmp_path / "streams.pc").write_text(
+        "fn evens(n: i64) -> Stream<i64> { var i: i64 = 0; while i < n { yield i; i += 2; } }\n")
+    result = subprocess.run([sys.executable, "-m", "pycoro", "build", "--emit", "shared", "streams.pc",
+                             "-o", "libstreams.so"], cwd=tmp_path, capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert "streams_evens_gen streams_evens_create(int64_t n);" in (tmp_path / "streams.h").read_text()
+    lib = ctypes.CDLL(str(tmp_path / "libstreams.so"))
+    lib.streams_evens_create.argtypes, lib.streams_evens_create.restype = [ctypes.c_int64], GenT
+    lib.streams_evens_next.argtypes, lib.streams_evens_next.restype = [ctypes.POINTER(GenT)], ctypes.c_bool
+    lib.streams_evens_value.argtypes, lib.streams_evens_value.restype = [ctypes.POINTER(GenT)], ctypes.c_int64
+    lib.streams_evens_fill.argtypes = [ctypes.POINTER(GenT), ctypes.POINTER(ctypes.c_int64), ctypes.c_int64]
+    lib.streams_evens_fill.restype = ctypes.c_int64
+    lib.streams_evens_destroy.argtypes, lib.streams_evens_destroy.restype = [ctypes.POINTER(GenT)], None
+    lib.streams_live_frames.restype = ctypes.c_int64
+    s = lib.streams_evens_create(7)
+    assert lib.streams_evens_next(ctypes.byref(s)) and lib.streams_evens_value(ctypes.byref(s)) == 0
+    buf = (ctypes.c_int64 * 8)()
+    assert lib.streams_evens_fill(ctypes.byref(s), buf, 8) == 3 and list(buf[:3]) == [2, 4, 6]
+    assert lib.streams_live_frames() == 1       # its control block, on the heap
+    lib.streams_evens_destroy(ctypes.byref(s))
+    assert lib.streams_live_frames() == 0

@@ -1530,8 +1530,9 @@ _HANDLE_OPS: dict[str, dict[str, Type | None]] = {
     "promise": {"resume": VOID, "done": BOOL, "handle": HANDLE, "promise": None},
     "handle": {"resume": VOID, "done": BOOL, "destroy": VOID},
 }
-# a returned-continuation handle's built-in iteration (`value` yields its first type argument)
-_RETCON_OPS: dict[str, Type] = {"next": BOOL, "value": ERROR}
+# a returned-continuation handle's built-in iteration (`value` yields its first type argument);
+# `__destroy` is for the compiler's export wrappers, which hold a handle through a pointer
+_RETCON_OPS: dict[str, Type] = {"next": BOOL, "value": ERROR, "__destroy": VOID}
 
 
 def _handle_kind(t: Type) -> str:

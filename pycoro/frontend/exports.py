@@ -3,7 +3,7 @@ wrappers that give each export a C ABI.
 
 A top-level, non-generic function is exported when its parameters are
 scalars (`iN uN fN bool`) and its result is a scalar, nothing, or a
-`Generator<scalar>`. For each one, `wrapper_source` writes small PyCoro
+`Generator<scalar>` / `Stream<scalar>` (below, `Generator` stands for both). For each one, `wrapper_source` writes small PyCoro
 functions, appended to the program, whose signatures C can call (a `bool`
 crosses as a `u8`, which C's `bool` is in every ABI we target):
 
@@ -14,8 +14,8 @@ crosses as a `u8`, which C's `bool` is in every ABI we target):
     fn __export_fill_NAME(g, buf: ptr<T>, cap) -> i64   up to cap steps into buf
     fn __export_destroy_NAME(g: ptr<Generator<T>>)      runs pending defers, frees
 
-A generator crosses as its owning handle (the frame's address) in a slot its
-caller owns. Shared libraries (backend/clib.py) give these wrappers C names;
+A generator crosses as its owning handle (the frame's address; a Stream's: its
+control block's) in a slot its caller owns. Shared libraries (backend/clib.py) give these wrappers C names;
 pycoro.embed calls them through `guarded_source`'s wrappers, which catch
 panics. Both fills share one loop, `__export_fill_into_NAME`.
 
@@ -47,10 +47,11 @@ class Export:
     result: Type             # a plain function's result (VOID: none); a generator's is Generator<item>
     item: Type | None        # generators: the type of their values
     effects: bool = True     # may print, call C or touch a mutable global (then: one step per value)
+    kind: str = "Generator"  # generators: the prelude promise, `Generator` or `Stream`
 
     @property
     def result_text(self) -> str:
-        return f"Generator<{self.item}>" if self.item is not None else str(self.result)
+        return f"{self.kind}<{self.item}>" if self.item is not None else str(self.result)
 
     @property
     def signature(self) -> str:
@@ -75,19 +76,24 @@ class Export:
     def to_json(self) -> dict:
         return {"name": self.name, "params": [[n, str(t)] for n, t in self.params],
                 "result": str(self.result), "item": None if self.item is None else str(self.item),
-                "effects": self.effects}
+                "effects": self.effects, "kind": self.kind}
 
     @classmethod
     def from_json(cls, data: dict) -> "Export":
         item = None if data["item"] is None else PRIMITIVES[data["item"]]
         result = VOID if item is not None else PRIMITIVES[data["result"]]
         return cls(data["name"], tuple((n, PRIMITIVES[t]) for n, t in data["params"]), result, item,
-                   data["effects"])
+                   data["effects"], data["kind"])
+
+
+# the prelude's generators, and how a wrapper destroys one through a pointer to its handle
+_DESTROY = {"Generator": "g[0].handle().destroy()", "Stream": "g[0].__destroy()"}
 
 
 def _generated_item(t: Type) -> Type | None:
-    """T for a `Generator<T>` of a scalar T."""
-    if isinstance(t, PromiseT) and t.decl.name == "Generator" and t.args and is_scalar(t.args[0]):
+    """T for a `Generator<T>` or `Stream<T>` of a scalar T."""
+    if isinstance(t, PromiseT) and t.decl.name in _DESTROY and t.decl.span.file.startswith("<stdlib>") \
+            and t.args and is_scalar(t.args[0]):
         return t.args[0]
     return None
 
@@ -101,7 +107,8 @@ def exports(program: CheckedProgram) -> list[Export]:
             continue
         item = _generated_item(f.ret)
         if all(is_scalar(t) for _, t in f.params) and (is_scalar(f.ret) or f.ret == VOID or item):
-            found.append(Export(d.name, tuple(f.params), VOID if item else f.ret, item, has_effects(f)))
+            found.append(Export(d.name, tuple(f.params), VOID if item else f.ret, item, has_effects(f),
+                                f.ret.decl.name if item else "Generator"))
     return found
 
 
@@ -111,8 +118,8 @@ def _callees(f: FnInstance):
             yield target.fn
     yield from f.hooks.values()
     for protocol in f.iters.values():
-        yield protocol.next
-        yield protocol.value
+        # a returned-continuation handle's own (HandleCall) call nothing else
+        yield from (x for x in (protocol.next, protocol.value) if isinstance(x, FnInstance))
     for info in f.awaits.values():
         yield from (x for x in (info.transform, info.ready, info.suspend, info.resume) if x is not None)
     if f.coro is not None:
@@ -159,7 +166,7 @@ def wrapper_source(exported: list[Export]) -> str:
             body = f"{call};" if e.result == VOID else f"return {call}{' as u8' * (e.result == BOOL)};"
             out.append(f"fn __export_{e.name}({params}){ret} {{ {body} }}")
             continue
-        g, item, as_c = f"Generator<{e.item}>", _c_type(e.item), " as u8" * (e.item == BOOL)
+        g, item, as_c = e.result_text, _c_type(e.item), " as u8" * (e.item == BOOL)
         out.append(
             f"fn __export_{e.name}({params}) -> {g} {{ return {call}; }}\n"
             f"fn __export_next_{e.name}(g: ptr<{g}>) -> u8 {{ return g[0].next() as u8; }}\n"
@@ -175,7 +182,7 @@ def wrapper_source(exported: list[Export]) -> str:
             f"    __export_fill_into_{e.name}(g, buf, cap, &n);\n"
             f"    return n;\n"
             f"}}\n"
-            f"fn __export_destroy_{e.name}(g: ptr<{g}>) {{ g[0].handle().destroy(); }}")
+            f"fn __export_destroy_{e.name}(g: ptr<{g}>) {{ {_DESTROY[e.kind]}; }}")
     return "\n".join(out)
 
 
@@ -199,7 +206,7 @@ def guarded_source(exported: list[Export]) -> str:
                        f"fn __export_try_{e.name}(context: ptr<u8>) {{\n"
                        f"    let c = context as ptr<__Call_{e.name}>;\n    {body};\n}}")
             continue
-        g = f"Generator<{e.item}>"
+        g = e.result_text
         out.append(
             f"struct __Fill_{e.name} {{ g: ptr<{g}>, buf: ptr<{_c_type(e.item)}>, cap: i64, n: i64 }}\n"
             f"fn __export_try_fill_{e.name}(context: ptr<u8>) {{\n"

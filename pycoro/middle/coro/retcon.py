@@ -23,15 +23,17 @@ A value of an aggregate type travels as the address of a copy in the frame.
 LLVM places the frame in the buffer when it fits (N bytes, 8-aligned) and
 otherwise calls the runtime's `__pc_retcon_alloc`.
 
-The caller keeps the buffer in a **control block** — the handle points to it,
-so a handle moves like any other while the frame stays where it is (a frame
-may hold pointers into itself):
+The handle points to a **control block** that the caller keeps with the
+buffer, so a handle moves like any other while the frame stays where it is
+(a frame may hold pointers into itself):
 
-    { [N/8 x i64] buffer, ptr continuation, V value, i8 flags }
+    { ptr continuation, V value, i8 flags, ptr buffer }      [N/8 x i64] buffer
 
-It lives in the caller's stack frame when the checker proves the coroutine
-ends there (`elide_safe`, as for switched-resume frames), else on the heap
-(flag HEAP). retcon_once coroutines start by running to their yield, so the
+Both live in the caller's stack frame when the checker proves the coroutine
+ends there (`elide_safe`, as for switched-resume frames), else in one heap
+block (flag HEAP). They are separate objects so that a continuation, which
+receives only the buffer, is not seen to write the control block: its
+fields stay in registers around each step. retcon_once coroutines start by running to their yield, so the
 first value is ready at creation (flag PRIMED: `next()` hands it out without
 resuming). The handle operations (`next`, `value`, destroy) are small
 always-inlined functions per handle type.
@@ -59,7 +61,8 @@ from .base import CoroutineEmitter
 
 BUFFER_ALIGN = 8
 HEAP, PRIMED = 1, 2
-BUFFER, CONTINUATION, VALUE, FLAGS = range(4)   # the control block's fields
+CONTINUATION, VALUE, FLAGS, BUFFER = range(4)   # the control block's fields
+CONTROL_SIZE = 32   # ptr, a value of at most 8 bytes (an aggregate's travels by address), i8, ptr
 
 
 def buffer_words(size: int) -> int:
@@ -83,13 +86,16 @@ def continuation_type(mg, t: PromiseT) -> ir.FunctionType:
 
 
 def control_block_type(mg, t: PromiseT) -> ir.Type:
-    words = buffer_words(t.decl.abi.size or 0)
-    return ir.LiteralStructType([ir.ArrayType(I64, words), PTR, item_type(mg, t), I8])
+    return ir.LiteralStructType([PTR, item_type(mg, t), I8, PTR])
 
 
-def control_block_size(mg, t: PromiseT) -> int:
-    # buffer, continuation, value (at most 8 bytes), flags: rounded up to 8
-    return 8 * buffer_words(t.decl.abi.size or 0) + 24
+def buffer_type(t: PromiseT) -> ir.Type:
+    return ir.ArrayType(I64, buffer_words(t.decl.abi.size or 0))
+
+
+def heap_block_size(t: PromiseT) -> int:
+    """A heap control block with its buffer right after it."""
+    return CONTROL_SIZE + 8 * buffer_words(t.decl.abi.size or 0)
 
 
 def ramp_type(mg, t: PromiseT, params: list[ir.Type]) -> ir.FunctionType:
@@ -168,13 +174,17 @@ def create(fg, t: PromiseT, ramp: ir.Function, args: list[ir.Value], on_stack: b
     b, mg = fg.b, fg.mg
     if on_stack:
         block = alloca(fg.allocas, control_block_type(mg, t), "retcon.block")
-        block.align = 16
+        buffer = alloca(fg.allocas, buffer_type(t), "retcon.buffer")
+        buffer.align = 16
         flags = 0
     else:
-        block = b.call(mg.runtime("coro_alloc"), [I64(control_block_size(mg, t))] + site, name="retcon.block")
+        block = b.call(mg.runtime("coro_alloc"), [I64(heap_block_size(t))] + site, name="retcon.block")
+        buffer = b.gep(block, [I64(CONTROL_SIZE)], source_etype=I8, name="retcon.buffer")
+        buffer.type = PTR
         flags = HEAP
+    b.store(buffer, _field(b, mg, t, block, BUFFER))
     prepared = b.call(intrinsics.declare(mg.module, "llvm.coro.prepare.retcon"), [ramp])
-    first = b.call(TypedCallee(prepared, ramp.function_type), [block] + args, name="first")
+    first = b.call(TypedCallee(prepared, ramp.function_type), [buffer] + args, name="first")
     if fg.inst.coro is not None:
         # CoroSplit replaces every llvm.coro.prepare.retcon of the module as soon
         # as it runs on any function, so the inliner may then meet this ramp still
@@ -204,7 +214,7 @@ def handle_op(fg, name: str, handle: ir.Value, t: PromiseT) -> ir.Value | None:
         item = t.args[0]
         value = fg.b.load(_field(fg.b, fg.mg, t, handle, VALUE), typ=item_type(fg.mg, t))
         return fg.load(value, item) if is_aggregate(item) else value
-    return fg.b.call(_operation(fg.mg, t, name), [handle])
+    return fg.b.call(_operation(fg.mg, t, name.lstrip("_")), [handle])   # `__destroy`: destroy
 
 
 def _operation(mg, t: PromiseT, name: str) -> ir.Function:
@@ -238,7 +248,8 @@ def _emit_next(b: ir.IRBuilder, mg, t: PromiseT, block: ir.Value) -> None:
             b.ret(b.icmp_unsigned("!=", cont, null))
     with b.if_then(b.icmp_unsigned("==", cont, null)):
         b.ret(I1(0))
-    result = b.call(TypedCallee(cont, continuation_type(mg, t)), [block, I1(0)], name="step")
+    buffer = b.load(_field(b, mg, t, block, BUFFER), typ=PTR, name="buffer")
+    result = b.call(TypedCallee(cont, continuation_type(mg, t)), [buffer, I1(0)], name="step")
     if abi_of(t) == "retcon_once":
         b.store(null, slot)   # its only continuation ran it to completion
         b.ret(I1(0))
@@ -252,9 +263,10 @@ def _emit_destroy(b: ir.IRBuilder, mg, t: PromiseT, block: ir.Value) -> None:
     freed), then free a heap control block."""
     _, cont = _continuation(b, mg, t, block)
     with b.if_then(b.icmp_unsigned("!=", cont, ir.Constant(PTR, None))):
-        b.call(TypedCallee(cont, continuation_type(mg, t)), [block, I1(1)])
+        buffer = b.load(_field(b, mg, t, block, BUFFER), typ=PTR, name="buffer")
+        b.call(TypedCallee(cont, continuation_type(mg, t)), [buffer, I1(1)])
     flags = b.load(_field(b, mg, t, block, FLAGS), typ=I8)
     with b.if_then(b.icmp_unsigned("!=", b.and_(flags, I8(HEAP)), I8(0))):
-        b.call(mg.runtime("coro_free"), [block, I64(control_block_size(mg, t))])
+        b.call(mg.runtime("coro_free"), [block, I64(heap_block_size(t))])
     b.ret_void()
 
