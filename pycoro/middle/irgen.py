@@ -15,53 +15,19 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..frontend import ast
-from ..frontend.intrinsics import kind_of as math_kind
+from ..frontend.program import (BuiltinCall, CheckedProgram, FnInstance, GlobalVar,
+                                HandleCall, IndirectCall, LocalVar)
+from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
+                              PromiseT, PtrT, StructT, Type)
 from ..frontend.layout import is_aggregate, owns, size_align
-from ..frontend.program import (
-    BuiltinCall,
-    CheckedProgram,
-    FnInstance,
-    GlobalVar,
-    HandleCall,
-    IndirectCall,
-    LocalVar,
-)
-from ..frontend.types import (
-    BOOL,
-    ERROR,
-    HANDLE,
-    NULL,
-    STR,
-    VOID,
-    ArrayT,
-    FloatT,
-    FnT,
-    IntT,
-    PromiseT,
-    PtrT,
-    StructT,
-    Type,
-)
+from ..frontend.intrinsics import kind_of as math_kind
 from . import gpu, guards, intrinsics
 from .coro import retcon
 from .coro.base import emitter_for, handle_op
 from .gpu import GPU_INTRINSICS
-from .llvmcompat import (
-    EMPTY,
-    I1,
-    I8,
-    I32,
-    I64,
-    PTR,
-    TypedCallee,
-    alloca,
-    field_ptr,
-    gep,
-    global_string,
-    mark_elide_safe,
-)
-from .runtime import NORETURN, RUNTIME
-from .runtime import symbol as rt_symbol
+from .llvmcompat import (EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep,
+                         global_string, mark_elide_safe)
+from .runtime import NORETURN, RUNTIME, symbol as rt_symbol
 
 _FLOAT_TYPES = {32: ir.FloatType(), 64: ir.DoubleType()}
 _ICMP = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}

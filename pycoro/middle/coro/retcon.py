@@ -45,18 +45,8 @@ from llvmlite import ir
 from ...frontend.layout import is_aggregate
 from ...frontend.types import PromiseT, Type, abi_of
 from .. import intrinsics
-from ..llvmcompat import (
-    I1,
-    I8,
-    I32,
-    I64,
-    PTR,
-    TOKEN_NONE,
-    TypedCallee,
-    alloca,
-    field_ptr,
-    mark_presplit_coroutine,
-)
+from ..llvmcompat import (I1, I8, I32, I64, PTR, TOKEN_NONE, TypedCallee, alloca, field_ptr,
+                          mark_presplit_coroutine)
 from .base import CoroutineEmitter
 
 BUFFER_ALIGN = 8
