@@ -668,29 +668,24 @@ class BodyChecker:
         if isinstance(s.iter, ast.Call) and isinstance(it, PromiseT) and self.inst is not None:
             self.inst.elide_safe.add(id(s.iter))   # the for statement owns and destroys it
         if _handle_kind(it) == "retcon":   # built in (LANGUAGE.md §6)
-            holder = LocalVar(f"{s.var}.iter", it, True)
-
-            def bind_retcon():
-                item = self.declare(s, s.var, it.args[0] if it.args else ERROR, False)
-                if self.inst is not None:
-                    self.inst.iters[s] = IterProtocol(HandleCall("next", None), HandleCall("value", None),
-                                                      item, holder)
-            self.loop_body(s.body, bind_retcon)
-            return
-        nxt, val = self.p.find_method(it, "next"), self.p.find_method(it, "value")
-        if nxt is None or val is None:
-            self.r.error(M.not_iterable(it), s.iter.span)
-            self.loop_body(s.body, lambda: self.declare(s, s.var, ERROR, False))
-            return
-        next_fn = self.p.instantiate_method(nxt)
-        value_fn = self.p.instantiate_method(val)
-        if (next_fn.ret != BOOL or len(next_fn.params) != 1 or len(value_fn.params) != 1
-                or next_fn.self_mode is None or value_fn.self_mode is None):
-            self.r.error(M.not_iterable(it), s.iter.span)
+            next_fn, value_fn = HandleCall("next", None), HandleCall("value", None)
+            item_type = it.args[0] if it.args else ERROR
+        else:
+            nxt, val = self.p.find_method(it, "next"), self.p.find_method(it, "value")
+            if nxt is None or val is None:
+                self.r.error(M.not_iterable(it), s.iter.span)
+                self.loop_body(s.body, lambda: self.declare(s, s.var, ERROR, False))
+                return
+            next_fn = self.p.instantiate_method(nxt)
+            value_fn = self.p.instantiate_method(val)
+            if (next_fn.ret != BOOL or len(next_fn.params) != 1 or len(value_fn.params) != 1
+                    or next_fn.self_mode is None or value_fn.self_mode is None):
+                self.r.error(M.not_iterable(it), s.iter.span)
+            item_type = value_fn.ret
         holder = LocalVar(f"{s.var}.iter", it, True)
 
         def bind():
-            item = self.declare(s, s.var, value_fn.ret, False)
+            item = self.declare(s, s.var, item_type, False)
             if self.inst is not None:
                 self.inst.iters[s] = IterProtocol(next_fn, value_fn, item, holder)
         self.loop_body(s.body, bind)
@@ -761,7 +756,7 @@ class BodyChecker:
             self.r.error(M.co_return_outside(), s.span, hint="use `return` in a function that is not a coroutine")
             return
         coro = self.inst.coro
-        if coro is not None and coro.yields is not None:   # retcon: only `co_return;`
+        if coro is not None and coro.returns_continuations:   # only `co_return;`
             if s.value is not None:
                 self.r.error(M.retcon_forbids("`co_return` with a value", coro.abi), s.value.span)
                 self.check_expr(s.value, None)
@@ -1193,7 +1188,7 @@ class BodyChecker:
             self.r.error(M.arity("yield_value", 1, 0), e.span)
             return ERROR
         coro = self.inst.coro if self.inst else None
-        if coro is not None and coro.yields is not None:   # retcon: the value goes with the continuation
+        if coro is not None and coro.returns_continuations:   # the value goes with the continuation
             self.expect(e.value, coro.yields)
             return VOID
         result = self.call_hook(e, "yield_value", "`yield`", e.value, any_result=True)
@@ -1228,7 +1223,7 @@ class BodyChecker:
             self.r.error(M.jump_out_of_defer(what), e.span)
         t = self.check_expr(operand, None)
         coro = self.inst.coro if self.inst else None
-        if coro is not None and coro.yields is not None:
+        if coro is not None and coro.returns_continuations:
             self.r.error(M.retcon_forbids(f"`{what}`", coro.abi), e.span,
                          hint="a returned-continuation coroutine can only `yield`; "
                               "`for v in g { yield v; }` passes on another generator's values"

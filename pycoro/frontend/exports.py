@@ -3,9 +3,10 @@ wrappers that give each export a C ABI.
 
 A top-level, non-generic function is exported when its parameters are
 scalars (`iN uN fN bool`) and its result is a scalar, nothing, or a
-`Generator<scalar>` / `Stream<scalar>` (below, `Generator` stands for both). For each one, `wrapper_source` writes small PyCoro
-functions, appended to the program, whose signatures C can call (a `bool`
-crosses as a `u8`, which C's `bool` is in every ABI we target):
+`Generator<scalar>` / `Stream<scalar>` (below, `Generator` stands for both).
+For each one, `wrapper_source` writes small PyCoro functions, appended to the
+program, whose signatures C can call (a `bool` crosses as a `u8`, which C's
+`bool` is in every ABI we target):
 
     fn __export_NAME(params) -> R                       a plain function
     fn __export_NAME(params) -> Generator<T>            a generator: create
@@ -15,9 +16,9 @@ crosses as a `u8`, which C's `bool` is in every ABI we target):
     fn __export_destroy_NAME(g: ptr<Generator<T>>)      runs pending defers, frees
 
 A generator crosses as its owning handle (the frame's address; a Stream's: its
-control block's) in a slot its caller owns. Shared libraries (backend/clib.py) give these wrappers C names;
-pycoro.embed calls them through `guarded_source`'s wrappers, which catch
-panics. Both fills share one loop, `__export_fill_into_NAME`.
+control block's) in a slot its caller owns. Shared libraries (backend/clib.py)
+give these wrappers C names; pycoro.embed calls them through `guarded_source`'s
+wrappers, which catch panics. Both fills share one loop, `__export_fill_into_NAME`.
 
 `has_effects` decides whether a generator may be run ahead of its consumer
 (docs/embedding.md): only if it and everything it calls never prints, calls

@@ -40,6 +40,11 @@ class CoroutineInfo:
     buffer: int = 0                # retcon: bytes of the caller's inline buffer (`abi retcon(N)`)
     yields: "Type | None" = None   # retcon: the type of the values it yields (the promise's first type argument)
 
+    @property
+    def returns_continuations(self) -> bool:
+        """retcon / retcon_once: no promise, each suspension returns the next continuation."""
+        return self.abi in ("retcon", "retcon_once")
+
 
 @dataclass(frozen=True)
 class AwaitInfo:

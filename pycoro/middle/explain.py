@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import llvmlite.binding as llvm
 
 from ..frontend.program import FnInstance
+from .coro.retcon import buffer_bytes
 from .runtime import symbol as rt_symbol
 
 
@@ -115,6 +116,6 @@ def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]],
                 rf'@"?{re.escape(callee.symbol)}"?\([^)]*i32 {site_id}\)', o2_text))
         else:
             report.buffer = callee.coro.buffer
-            report.overflows = (sizes.get(callee.display) or 0) > 8 * ((callee.coro.buffer + 7) // 8)
+            report.overflows = (sizes.get(callee.display) or 0) > buffer_bytes(callee.ret)
         reports.append(report)
     return reports

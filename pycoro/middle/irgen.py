@@ -111,7 +111,7 @@ class ModuleGen:
             return self.fns[key]
         fnty = self.signature([t for _, t in inst.params], inst.ret, inst.decl.varargs,
                               inst.self_mode == "ref")
-        if inst.coro is not None and inst.coro.yields is not None:
+        if inst.coro is not None and inst.coro.returns_continuations:
             fnty = retcon.ramp_type(self, inst.ret, list(fnty.args))   # takes the caller's buffer
         if self.explain and inst.coro is not None:
             fnty = ir.FunctionType(fnty.return_type, list(fnty.args) + [I32])
@@ -391,7 +391,7 @@ class FnGen:
         if is_aggregate(self.inst.ret):
             self.result = next(args)
             self.result.name = "result"
-        if self.inst.coro is not None and self.inst.coro.yields is not None:
+        if self.inst.coro is not None and self.inst.coro.returns_continuations:
             next(args)   # the caller's buffer (coro/retcon.py)
         for param, (name, t) in zip(self.inst.decl.params, self.inst.params):
             var = self.inst.locals[param]
@@ -697,7 +697,7 @@ class FnGen:
         self.coro.co_return()
 
     def expr_Yield(self, e: ast.Yield) -> ir.Value | None:
-        if self.inst.coro.yields is not None:   # returned-continuation: no hook
+        if self.inst.coro.returns_continuations:   # no hook
             self.coro.suspend_with(f"yield.{e.span.line}", self.expr(e.value), self.inst.coro.yields)
             return None
         hook = self.inst.hooks[e]
@@ -1049,7 +1049,7 @@ class FnGen:
         if self.mg.explain and fn.coro is not None:
             args = args + [I32(len(self.mg.sites))]
             self.mg.sites.append((self.inst, span or self.current_span, fn))
-        if fn.coro is not None and fn.coro.yields is not None:
+        if fn.coro is not None and fn.coro.returns_continuations:
             site = args[-1:] if self.mg.explain else []
             return retcon.create(self, fn.ret, self.mg.declare(fn), args, elide_safe, site)
         result = self.call_with(self.mg.declare(fn), args, fn.ret)

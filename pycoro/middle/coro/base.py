@@ -74,7 +74,7 @@ def handle_op(fg: "FnGen", t, name: str, handle: ir.Value | None, promise_align:
     """An operation on a handle of type `t` (its ABI's), from any function;
     `destroy` destroys what an owning handle holds."""
     from . import retcon, switch
-    abi = abi_of(t)
-    if abi in ("retcon", "retcon_once"):
-        return retcon.handle_op(fg, name, handle, t)
-    return switch.handle_op(fg, name, handle, promise_align, owning)
+    ops = {"switch": lambda: switch.handle_op(fg, name, handle, promise_align, owning),
+           "retcon": lambda: retcon.handle_op(fg, name, handle, t),
+           "retcon_once": lambda: retcon.handle_op(fg, name, handle, t)}
+    return ops[abi_of(t)]()

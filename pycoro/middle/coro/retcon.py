@@ -55,8 +55,9 @@ CONTINUATION, VALUE, FLAGS, BUFFER = range(4)   # the control block's fields
 CONTROL_SIZE = 32   # ptr, a value of at most 8 bytes (an aggregate's travels by address), i8, ptr
 
 
-def buffer_words(size: int) -> int:
-    return (size + 7) // 8
+def buffer_bytes(t: PromiseT) -> int:
+    """`abi retcon(N)`: N rounded up to whole words (the buffer is 8-aligned)."""
+    return 8 * (((t.decl.abi.size or 0) + 7) // 8)
 
 
 def item_type(mg, t: PromiseT) -> ir.Type:
@@ -80,12 +81,12 @@ def control_block_type(mg, t: PromiseT) -> ir.Type:
 
 
 def buffer_type(t: PromiseT) -> ir.Type:
-    return ir.ArrayType(I64, buffer_words(t.decl.abi.size or 0))
+    return ir.ArrayType(I64, buffer_bytes(t) // 8)
 
 
 def heap_block_size(t: PromiseT) -> int:
     """A heap control block with its buffer right after it."""
-    return CONTROL_SIZE + 8 * buffer_words(t.decl.abi.size or 0)
+    return CONTROL_SIZE + buffer_bytes(t)
 
 
 def ramp_type(mg, t: PromiseT, params: list[ir.Type]) -> ir.FunctionType:
@@ -114,7 +115,7 @@ class RetconEmitter(CoroutineEmitter):
         buffer = fg.fn.args[0]
         buffer.name = "buffer"
         self.id = b.call(self._intrinsic(f"llvm.coro.id.{suffix}"), [
-            I32(8 * buffer_words(self.info.buffer)), I32(BUFFER_ALIGN), buffer, _prototype(fg.mg, t),
+            I32(buffer_bytes(t)), I32(BUFFER_ALIGN), buffer, _prototype(fg.mg, t),
             fg.mg.runtime("retcon_alloc"), fg.mg.runtime("retcon_free")], name="id")
         self.handle = b.call(self._intrinsic("llvm.coro.begin"), [self.id, ir.Constant(PTR, None)], name="hdl")
         self.end_bb = fg.block("coro.end")
@@ -204,7 +205,11 @@ def handle_op(fg, name: str, handle: ir.Value, t: PromiseT) -> ir.Value | None:
         item = t.args[0]
         value = fg.b.load(_field(fg.b, fg.mg, t, handle, VALUE), typ=item_type(fg.mg, t))
         return fg.load(value, item) if is_aggregate(item) else value
-    return fg.b.call(_operation(fg.mg, t, name.lstrip("_")), [handle])   # `__destroy`: destroy
+    return fg.b.call(_operation(fg.mg, t, _OPERATIONS.get(name, name)), [handle])
+
+
+# `__destroy()`: the export wrappers' way to destroy a handle they reach through a pointer
+_OPERATIONS = {"__destroy": "destroy"}
 
 
 def _operation(mg, t: PromiseT, name: str) -> ir.Function:
