@@ -89,7 +89,7 @@ def _guard(action) -> None:
 
 
 def _compilation(file: str, opt: int = 2, target: str = "native", arch: str | None = None,
-                 allow_device_heap: bool = False, trampoline: bool = False):
+                 allow_device_heap: bool = False, trampoline: bool = False, real_time: bool = False):
     from .backend.targets import DEFAULT_GPU_ARCH, nvptx_arches
     from .diagnostics import Diagnostic
     from .driver import Compilation, Options
@@ -97,23 +97,27 @@ def _compilation(file: str, opt: int = 2, target: str = "native", arch: str | No
         raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
                                        hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
     return Compilation.from_file(file, Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
-                                               allow_device_heap=allow_device_heap, trampoline=trampoline))
+                                               allow_device_heap=allow_device_heap, trampoline=trampoline,
+                                               real_time=real_time))
 
 
 TargetOption = typer.Option(Target.native, "--target", help="native (this CPU) or nvptx (PTX for NVIDIA GPUs)")
 ArchOption = typer.Option(None, "--arch", help="nvptx: the GPU architecture, sm_XX (default sm_80)")
+RealTimeOption = typer.Option(False, "--real-time",
+                              help="async programs: `sleep` and `now()` use the wall clock, not virtual time")
 
 
 @app.command()
 def run(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptLevel,
         check_leaks: bool = typer.Option(False, "--check-leaks", help="count coroutine frames; fail if any leak"),
         trampoline: bool = typer.Option(False, "--trampoline",
-                                        help="symmetric transfer through a resume loop, as on GPUs")):
+                                        help="symmetric transfer through a resume loop, as on GPUs"),
+        real_time: bool = RealTimeOption):
     """Compile FILE in memory (JIT) and run `main`; exit with its status."""
     # Compiled code never returns to Python's signal check: let Ctrl-C end the
     # program the way it ends a native one.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    _guard(lambda: _compilation(file, opt, trampoline=trampoline).run(check_leaks) & 0xFF)
+    _guard(lambda: _compilation(file, opt, trampoline=trampoline, real_time=real_time).run(check_leaks) & 0xFF)
 
 
 @app.command()
@@ -124,7 +128,8 @@ def build(file: str = typer.Argument(..., help="the .pc program"),
           allow_device_heap: bool = typer.Option(False, "--allow-device-heap",
                                                  help="nvptx: accept coroutine frames from the device heap"),
           emit: Optional[Emit] = typer.Option(None, "--emit", help="default: exe, or ptx for --target nvptx"),
-          opt: int = OptLevel):
+          opt: int = OptLevel,
+          real_time: bool = RealTimeOption):
     """Write an artefact: a native executable, a shared library with its C header, or PTX for --target nvptx."""
     emit = emit or (Emit.ptx if target is Target.nvptx else Emit.exe)
     out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit.value]).name or "a.out"
@@ -137,7 +142,7 @@ def build(file: str = typer.Argument(..., help="the .pc program"),
             raise CompileError([Diagnostic("--emit ptx without --target nvptx: PTX is for GPUs", None)])
         if target is not Target.nvptx and (arch or allow_device_heap):
             raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
-        _compilation(file, opt, target.value, arch, allow_device_heap).build(emit.value, out)
+        _compilation(file, opt, target.value, arch, allow_device_heap, real_time=real_time).build(emit.value, out)
         return 0
     _guard(action)
 
@@ -183,8 +188,13 @@ def render_explain(file: str, opt: int, frames, sites, gpu: bool = False) -> str
     rows = []
     for f in frames:
         size = f"{f.size} B" if f.size is not None else (f"{f.layout_size} B" if f.layout_size else "-")
+        if f.abi == "async":
+            size += " context"
         rows.append([f.coroutine, f.abi, size, f"{f.align}" if f.align else "-"])
     out += _table(["coroutine", "ABI", "frame", "align"], rows)
+    if any(f.abi == "async" for f in frames):
+        out += ["", "an async fn's frame lives in its context (with its result and arguments), "
+                    "which its caller allocates on the task's stack"]
     for f in frames:
         if f.fields:
             out += ["", f"frame of {f.coroutine} ({f.layout_size} B at -O0):"]

@@ -53,6 +53,7 @@ class Options:
     gpu_emulation: bool = False       # native: kernels run on the CPU, through launchers (pycoro.gpu)
     exports: tuple[str, ...] = ()     # functions (by name) that stay visible, for embedding (pycoro.embed)
     need_main: bool = True            # a program (not a library for embedding) must have `main`
+    real_time: bool = False           # async programs: the wall clock instead of virtual time
 
 
 class Compilation:
@@ -78,7 +79,9 @@ class Compilation:
     # ---- stages
     def parse(self) -> list[ast.Module]:
         self.imported: list[Path] = []   # the program's own files it imports (for the module cache)
-        return load(self.display, self.source, self.base_dir, read=self.imported)
+        # std/async comes with an `async fn` only where one can run (not on GPUs)
+        async_prelude = not (self.gpu or self.options.gpu_emulation)
+        return load(self.display, self.source, self.base_dir, read=self.imported, async_prelude=async_prelude)
 
     def check(self, need_main: bool | None = None) -> CheckedProgram:
         reporter = Reporter()
@@ -99,7 +102,8 @@ class Compilation:
         self.entry_points |= set(map(gpu.launcher_name, kernels)) if self.options.gpu_emulation else set(kernels)
         module = ModuleGen(program, self.display, trampoline=trampoline,
                            gpu_emulation=self.options.gpu_emulation,
-                           exported=frozenset(self.options.exports)).generate(entry=True, internal=True)
+                           exported=frozenset(self.options.exports),
+                           real_time=self.options.real_time).generate(entry=True, internal=True)
         module.triple = targets.triple_for(self.options.target)
         return str(module)
 
@@ -204,7 +208,9 @@ class Compilation:
                       (id(f) in called or not f.decl.span.file.startswith("<stdlib>"))]
         o2_text = str(lowered[self.options.opt_level])
         frames = explain.frames(lowered[0], machine.target_data, coroutines, o2_text)
-        return frames, explain.sites(o2_text, gen.sites, frames)
+        async_fns = [f for f in program.functions if f.is_async and not f.decl.span.file.startswith("<stdlib>")]
+        return (frames + explain.async_frames(lowered[0], machine.target_data, async_fns, o2_text),
+                explain.sites(o2_text, gen.sites, frames))
 
     def run(self, check_leaks: bool = False) -> int:
         module, machine = self.lowered(jit_mode=True)

@@ -100,7 +100,17 @@ class ProgramChecker:
                                     hint=M.gpu_recursion_hint())
         main = self._find_main(need_main, main_file)
         return CheckedProgram(list(self.instances.values()), list(self.globals.values()), main,
-                              self.struct_fields)
+                              self.struct_fields, self._async_runtime())
+
+    def _async_runtime(self) -> dict[str, FnInstance]:
+        """std/async's functions that the code generator calls (when it is imported)."""
+        found = {}
+        for name in ASYNC_RUNTIME:
+            decl = self.ns.decls.get(name)
+            inst = self.instances.get((id(decl), ())) if isinstance(decl, ast.FnDecl) else None
+            if inst is not None:
+                found[name] = inst
+        return found
 
     def _find_main(self, need_main: bool, main_file: str | None) -> FnInstance | None:
         decl = self.ns.decls.get("main")
@@ -111,7 +121,8 @@ class ProgramChecker:
         inst = self.instances.get((id(decl), ()))
         if inst is None:
             return None
-        if decl.kind != "fn" or inst.params or inst.ret not in (VOID, I32):
+        if decl.kind not in ("fn", "async") or inst.params or inst.ret not in (VOID, I32) \
+                or (decl.kind == "async" and inst.ret != VOID):
             self.reporter.error(M.bad_main(), span_of(decl))
         return inst
 
@@ -253,9 +264,8 @@ class ProgramChecker:
         ret = self.resolve_type(decl.ret, subst) if decl.ret else VOID
         if decl.kind == "extern" and decl.generics:
             self.reporter.error(M.generic_extern(), span_of(decl))
-        if decl.kind == "async":
-            self.reporter.error(M.not_on_gpu("an `async fn`") if self.gpu else M.not_supported_yet("`async fn`"),
-                                span_of(decl))
+        if decl.kind == "async" and self.gpu:
+            self.reporter.error(M.not_on_gpu("an `async fn`"), span_of(decl))
         elif decl.kind == "kernel":
             self._check_kernel(decl, params, ret)
         elif decl.kind == "extern" and self.gpu:
@@ -276,6 +286,8 @@ class ProgramChecker:
         return inst
 
     def _check_intrinsic_decl(self, decl: ast.FnDecl) -> None:
+        if decl.name in intrinsics.RUNTIME:
+            return
         if decl.name not in intrinsics.ACCEPTS:
             self.reporter.error(M.unknown_intrinsic(decl.name), span_of(decl),
                                 hint=M.known_intrinsics(intrinsics.ACCEPTS))
@@ -320,6 +332,9 @@ class ProgramChecker:
             return
         if abi in _RETCON_START:
             self._check_retcon_promise(decl, abi)
+        elif abi == "async":
+            if decl.abi.size is not None or decl.fields or decl.methods or decl.suspends:
+                self.reporter.error(M.async_promise_members(), span_of(decl))
         elif decl.abi is not None and decl.abi.size is not None:
             self.reporter.error(M.switch_takes_no_size(), decl.abi.span)
         # A frame must go back to the allocator it came from.
@@ -377,9 +392,12 @@ class ProgramChecker:
                                     decl.ret.span if decl.ret else span_of(decl),
                                     hint=M.coroutine_return_hint())
             return None
+        abi = abi_of(ret)
+        if abi == "async":
+            self.reporter.error(M.async_abi_coroutine(ret), decl.ret.span)
+            return None
         state = self.promise_state(ret)
         modes = {s.point: s.mode for s in ret.decl.suspends}
-        abi = abi_of(ret)
         if abi in _RETCON_START:
             return CoroutineInfo(abi=abi, promise=ret, state=state,
                                  initial_suspend=_RETCON_START[abi] == "suspend", final_suspend=False,
@@ -525,6 +543,7 @@ class BodyChecker:
         # Owning handles moved out of their variable so far, on some path: id(var) → (var, where)
         self.moved: dict[int, tuple[LocalVar, Span]] = {}
         self.inst_types: dict = {} if inst is None else inst.types
+        self.awaited: ast.Call | None = None   # the call `await` / `spawn` is about to check
 
     # ---- side tables
     def _set(self, e: ast.Node, t: Type) -> Type:
@@ -536,6 +555,8 @@ class BodyChecker:
             self.inst.refs[e] = target
 
     def _call(self, e: ast.Call, target) -> None:
+        if isinstance(target, DirectCall) and _suspends_task(target.fn) and e is not self.awaited:
+            self.r.error(M.async_not_awaited(target.fn.decl.name), e.span)
         if self.inst is not None:
             self.inst.calls[e] = target
 
@@ -752,6 +773,9 @@ class BodyChecker:
     def stmt_CoReturn(self, s: ast.CoReturn) -> None:
         if self.defers:
             self.r.error(M.jump_out_of_defer("co_return"), s.span)
+        if self.inst is not None and self.inst.is_async:
+            self.r.error(M.async_forbids("`co_return`"), s.span, hint="an `async fn` returns with `return`")
+            return
         if self.inst is None or not _is_coroutine(self.inst.decl):
             self.r.error(M.co_return_outside(), s.span, hint="use `return` in a function that is not a coroutine")
             return
@@ -947,6 +971,9 @@ class BodyChecker:
             return g.type
         decl = self.p.ns.decls.get(e.name)
         if isinstance(decl, ast.FnDecl):
+            if decl.kind == "async" or decl.name in intrinsics.RUNTIME:
+                self.r.error(M.async_value(e.name), e.span)
+                return ERROR
             if decl.generics:
                 self.r.error(M.generic_fn_value(e.name), e.span)
                 return ERROR
@@ -1182,6 +1209,8 @@ class BodyChecker:
         return ArrayT(elem, len(e.elems))
 
     def expr_Yield(self, e: ast.Yield, expected: Type | None) -> Type:
+        if self.inst is not None and self.inst.is_async:
+            return self._async_forbids(e, "`yield`", e.value)
         if self.defers:
             self.r.error(M.jump_out_of_defer("yield"), e.span)
         if e.value is None:
@@ -1201,6 +1230,8 @@ class BodyChecker:
         """`yield from g` calls the promise's `yield_from(mut self, inner: ptr<G>) -> W`
         and awaits W, which links g into the generator tree (so the consumer resumes
         the innermost generator directly) and evaluates to g's `co_return` value."""
+        if self.inst is not None and self.inst.is_async:
+            return self._async_forbids(e, "`yield from`", e.value)
         inner, coro = self._suspending_operand(e, "yield from", e.value)
         if inner is ERROR:
             return ERROR
@@ -1240,8 +1271,73 @@ class BodyChecker:
         self.inst.awaits[e] = info
         return info.resume.ret
 
+    def _async_forbids(self, e: ast.Expr, what: str, operand: ast.Expr | None) -> Type:
+        self.r.error(M.async_forbids(what), e.span)
+        if operand is not None:
+            self.check_expr(operand, None)
+        return ERROR
+
+    def _awaited_operand(self, operand: ast.Expr) -> Type:
+        """Check the operand of `await` / `spawn`, which may call an async fn."""
+        self.awaited = operand if isinstance(operand, ast.Call) else None
+        try:
+            return self.check_expr(operand, None)
+        finally:
+            self.awaited = None
+
+    def _async_call(self, operand: ast.Expr) -> FnInstance | None:
+        target = self.inst.calls.get(operand) if isinstance(operand, ast.Call) else None
+        return target.fn if isinstance(target, DirectCall) and _suspends_task(target.fn) else None
+
+    def await_async(self, e: ast.Await) -> Type:
+        """`await` in an `async fn` (LANGUAGE.md §7): of a call of an async fn, or of
+        a `Join<T>` (which it consumes)."""
+        if self.defers:
+            self.r.error(M.jump_out_of_defer("await"), e.span)
+        t = self._awaited_operand(e.operand)
+        if t is ERROR:
+            return ERROR
+        if self._async_call(e.operand) is not None:
+            self.inst.async_awaits[e] = "call"
+            return t
+        if isinstance(t, PromiseT) and abi_of(t) == "async":
+            self.consume(e.operand, t)
+            self.inst.async_awaits[e] = "join"
+            return t.args[0] if t.args else ERROR
+        self.r.error(M.async_await_operand(t), e.operand.span)
+        return ERROR
+
+    def expr_Spawn(self, e: ast.Spawn, expected: Type | None) -> Type:
+        """`spawn f(…)`: a new task runs the call; its type is `Join<R>`."""
+        if self.inst is None or not self.inst.is_async:
+            return self._async_forbids_outside(e)
+        t = self._awaited_operand(e.operand)
+        callee = self._async_call(e.operand)
+        if t is ERROR:
+            return ERROR
+        join = self.p.ns.decls.get("Join")
+        if callee is None or callee.decl.kind != "async" or not isinstance(join, ast.PromiseDecl):
+            self.r.error(M.spawn_operand(), e.operand.span)
+            return ERROR
+        return PromiseT(join, (t,))
+
+    def _async_forbids_outside(self, e: ast.Spawn) -> Type:
+        self.r.error(M.spawn_outside(), e.span)
+        self._awaited_operand(e.operand)
+        return ERROR
+
     def expr_Await(self, e: ast.Await, expected: Type | None) -> Type:
-        operand, coro = self._suspending_operand(e, "await", e.operand)
+        if self.inst is not None and self.inst.is_async:
+            return self.await_async(e)
+        self.awaited = e.operand if isinstance(e.operand, ast.Call) else None
+        try:
+            operand, coro = self._suspending_operand(e, "await", e.operand)
+        finally:
+            self.awaited = None
+        callee = self._async_call(e.operand) if self.inst is not None else None
+        if callee is not None:
+            self.r.error(M.async_await_outside(self.inst.display), e.span)
+            return ERROR
         if operand is ERROR:
             return ERROR
         if isinstance(e.operand, ast.Call) and isinstance(operand, PromiseT):
@@ -1271,10 +1367,6 @@ class BodyChecker:
             self.r.error(M.bad_awaiter(awaiter), span, hint=M.awaiter_needs([]))
             return None
         return AwaitInfo(transform, awaiter, ready, suspend, resume, kind)
-
-    def expr_Spawn(self, e, expected):
-        self.r.error(M.not_supported_yet("`spawn`"), e.span, hint="`spawn` starts an `async fn` task; async functions are the next milestone")
-        return ERROR
 
     # ------------------------------------------------------------------ calls
 
@@ -1517,7 +1609,17 @@ class BodyChecker:
 
 # Operations every coroutine handle has (LANGUAGE.md §5.1): name → result type
 # (None: the promise state, by reference).
-_ABIS = ("switch", "retcon", "retcon_once")
+_ABIS = ("switch", "retcon", "retcon_once", "async")
+
+# std/async's functions the code generator calls (middle/coro/async_.py)
+ASYNC_RUNTIME = ("__task_new", "__task_alloc", "__task_free", "__task_start", "__task_main", "__task_finish",
+                 "__task_park", "__join_wait", "__join_root", "__join_release", "__task_detach",
+                 "__sched_next", "__async_end")
+
+
+def _suspends_task(fn: FnInstance) -> bool:
+    """Calls of it must be awaited: an `async fn`, or std/async's `__park`."""
+    return fn.decl.kind == "async" or fn.decl.name in intrinsics.SUSPENDING
 # how each returned-continuation ABI must start (`initial …;`)
 _RETCON_START = {"retcon": "suspend", "retcon_once": "run"}
 
@@ -1532,7 +1634,8 @@ _RETCON_OPS: dict[str, Type] = {"next": BOOL, "value": ERROR, "__destroy": VOID}
 
 def _handle_kind(t: Type) -> str:
     if isinstance(t, PromiseT):
-        return "retcon" if abi_of(t) in _RETCON_START else "promise"
+        abi = abi_of(t)
+        return "retcon" if abi in _RETCON_START else "task" if abi == "async" else "promise"
     return "handle" if t == HANDLE else ""
 
 

@@ -29,6 +29,13 @@ ARITY: dict[str, int] = {"min": 2, "max": 2}
 _WORDS = {(FLOAT,): "a float type (`f32` or `f64`)", NUMERIC: "a numeric type"}
 
 
+# std/async's building blocks (`intrinsic fn __name…;` there), lowered by
+# middle/coro/async_.py; their signatures are std/async's to write.
+RUNTIME = frozenset({"__frame_alloc", "__frame_free", "__size_of", "__current_task", "__park",
+                     "__real_time", "__clock_ms", "__sleep_ms"})
+SUSPENDING = frozenset({"__park"})   # awaited, like an async fn
+
+
 def kind_of(t: Type) -> str | None:
     if isinstance(t, FloatT):
         return FLOAT

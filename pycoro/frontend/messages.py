@@ -24,7 +24,7 @@ def recursive_struct(name: str) -> str: return f"struct {q(name)} contains itsel
 def import_not_found(path: str) -> str: return f"cannot find module {q(path)}"
 def cannot_read(path: str, why: str) -> str: return f"cannot read {q(path)}: {why}"
 def no_main() -> str: return "program has no `main` function"
-def bad_main() -> str: return "`main` must be declared `fn main()` or `fn main() -> i32`"
+def bad_main() -> str: return "`main` must be declared `fn main()`, `fn main() -> i32` or `async fn main()`"
 def builtin_redefined(name: str) -> str: return f"{q(name)} is a built-in function of the prelude and cannot be redefined"
 def self_outside_impl() -> str: return "`self` parameter is only allowed in methods (inside `impl` or `promise`)"
 def self_not_first() -> str: return "`self` must be the first parameter"
@@ -163,3 +163,18 @@ _HOOK_SIGNATURES = {
 }
 def hook_hint(promise: str, hook: str) -> str:
     return f"add `{_HOOK_SIGNATURES.get(hook, hook)}` to `promise {promise}`"
+
+
+# async functions (LANGUAGE.md §7)
+def async_not_awaited(name: str) -> str:
+    return f"{q(name)} is an `async fn`: call it with `await {name}(…)` or start a task with `spawn {name}(…)`"
+def async_await_outside(name: str) -> str: return f"an `async fn` can only be awaited inside an `async fn`; {q(name)} is not one"
+def async_await_operand(t: object) -> str:
+    return f"`await` in an `async fn` takes a call of an `async fn` or a `Join<T>`, found {q(t)}"
+def async_forbids(what: str) -> str: return f"{what} is not available in an `async fn`"
+def spawn_outside() -> str: return "`spawn` is only available inside an `async fn`"
+def spawn_operand() -> str: return "`spawn` takes a call of an `async fn`: `spawn f(…)`"
+def async_value(name: str) -> str: return f"{q(name)} is an `async fn` and cannot be used as a value"
+def async_abi_coroutine(t: object) -> str:
+    return f"{q(t)} is the handle of a spawned task; a coroutine cannot return it"
+def async_promise_members() -> str: return "a promise with `abi async;` declares nothing else: it names the handle of a task"

@@ -28,7 +28,7 @@ class LocalVar:
 @dataclass(eq=False)
 class CoroutineInfo:
     """What the middle needs to place a coroutine (clang's Sema pre-builds the same)."""
-    abi: str                       # "switch" | "retcon" | "retcon_once" (async comes later)
+    abi: str                       # "switch" | "retcon" | "retcon_once" (async fns have none: FnInstance.is_async)
     promise: Type                  # the owning handle type `P<…>`
     state: Type                    # the promise state struct (its `var`s), lives in the frame
     initial_suspend: bool
@@ -90,10 +90,15 @@ class FnInstance:
     elide_safe: set[int] = field(default_factory=set)
     moved_params: set[int] = field(default_factory=set)   # parameters the body moves elsewhere
     withs: dict[ast.With, LocalVar] = field(default_factory=dict)   # `with` → its hidden handle variable
+    async_awaits: dict[ast.Await, str] = field(default_factory=dict)   # in an async fn: "call" | "join"
 
     @property
     def is_extern(self) -> bool:
         return self.decl.kind == "extern"
+
+    @property
+    def is_async(self) -> bool:
+        return self.decl.kind == "async"
 
 
 # ---- what a call calls ----
@@ -142,3 +147,4 @@ class CheckedProgram:
     globals: list[GlobalVar]
     main: FnInstance | None
     struct_fields: "callable"  # StructT → list[(name, Type)]
+    async_runtime: dict[str, FnInstance] = field(default_factory=dict)   # std/async's, by name

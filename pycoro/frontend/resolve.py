@@ -33,8 +33,9 @@ def _stdlib_display(name: str) -> str:
 
 
 def load(display: str, text: str, base_dir: Path, prelude: bool = True,
-         read: list[Path] | None = None) -> list[ast.Module]:
-    """Parse `text` and everything it imports; the prelude comes first.
+         read: list[Path] | None = None, async_prelude: bool = True) -> list[ast.Module]:
+    """Parse `text` and everything it imports; the prelude comes first, then
+    (`async_prelude`, for a program that declares an `async fn`) std/async.
     The program's own files that it imports are appended to `read`."""
     modules: list[ast.Module] = []
     seen: set[str] = set()
@@ -81,9 +82,28 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
         visit(_stdlib_display("prelude"), prelude_path.read_text(encoding="utf-8"), prelude_path.parent)
     seen.add(str((base_dir / Path(display).name).resolve()))  # an import of the main file is a no-op
     visit(display, text, base_dir)
+    async_path = stdlib_dir() / "async.pc"
+    if async_prelude and str(async_path.resolve()) not in seen and _declares_async(modules):
+        seen.add(str(async_path.resolve()))
+        own = len(modules)
+        visit(_stdlib_display("async"), async_path.read_text(encoding="utf-8"), async_path.parent)
+        # before the program's files: a name they define again is the duplicate
+        added = modules[own:]
+        del modules[own:]
+        modules[int(prelude):int(prelude)] = added
     if errors:
         raise CompileError(errors)
     return modules
+
+
+def _declares_async(modules: list[ast.Module]) -> bool:
+    def fns(module: ast.Module):
+        for decl in module.decls:
+            if isinstance(decl, ast.FnDecl):
+                yield decl
+            elif isinstance(decl, ast.ImplDecl):
+                yield from decl.methods
+    return any(fn.kind == "async" for module in modules for fn in fns(module))
 
 
 def _relative(shown: str) -> str:

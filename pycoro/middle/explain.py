@@ -83,6 +83,34 @@ def frames(o0: llvm.ModuleRef, target_data: llvm.TargetData, coroutines: list[Fn
     return reports
 
 
+def async_frames(o0: llvm.ModuleRef, target_data: llvm.TargetData, functions: list[FnInstance],
+                 o_text: str) -> list[FrameReport]:
+    """An async fn's frame lives in its context, which its caller allocates on the
+    task's stack: `size` is the whole context (header, result, arguments and
+    frame) as CoroSplit wrote it into the function's async function pointer."""
+    text = str(o0)
+    names: dict[tuple[str, int], str] = {}
+    for value, frame, index in _RELOAD.findall(text):
+        names.setdefault((frame, int(index)), _source_name(value))
+    reports = []
+    for inst in functions:
+        m = re.search(rf'^@"?{re.escape(inst.symbol)}\.fp"? = [^\n]*<{{ i32 0, i32 (\d+) }}>', o_text, re.M)
+        report = FrameReport(inst.display, "async", int(m.group(1)) if m else None, None, None)
+        try:
+            ty = o0.get_struct_type(f"{inst.symbol}.Frame")
+        except NameError:
+            ty = None
+        if ty is not None:
+            report.layout_size = target_data.get_abi_size(ty)
+            report.align = target_data.get_abi_alignment(ty)
+            for i, el in enumerate(ty.elements):
+                type_name = f"%{el.name}" if el.is_struct and el.name else str(el)
+                report.fields.append((names.get((inst.symbol, i)) or "spilled value", type_name,
+                                      target_data.get_abi_size(el)))
+        reports.append(report)
+    return reports
+
+
 def _source_name(value: str) -> str:
     return re.sub(r"\.\d+$", "", value)
 

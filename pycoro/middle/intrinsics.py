@@ -60,6 +60,20 @@ def _signatures() -> dict[str, ir.FunctionType]:
         # never returns (its paths end in `unreachable`), which IPO would believe
         "llvm.coro.prepare.retcon": ir.FunctionType(ptr, [ptr]),
     })
+    # Async functions (Swift's lowering), in the shapes of LLVM 22's coro-async tests:
+    # size and alignment of the context before the frame, index of the context
+    # parameter, the async function pointer
+    sigs.update({
+        "llvm.coro.id.async": ir.FunctionType(TOKEN, [I32, I32, I32, ptr]),
+        "llvm.coro.async.resume": ir.FunctionType(ptr, []),
+        # context-parameter index of the resume function, its address, the context
+        # projection, the function it tail-calls, that function's arguments; the
+        # result holds the resume function's one parameter (`{ptr}` is `sl_p0s`)
+        "llvm.coro.suspend.async.sl_p0s": ir.FunctionType(ir.LiteralStructType([ptr]), [I32, ptr, ptr], var_arg=True),
+        # handle, unwind, then the function the end tail-calls and its arguments
+        "llvm.coro.end.async": ir.FunctionType(void, [ptr, I1], var_arg=True),
+        "llvm.coro.prepare.async": ir.FunctionType(ptr, [ptr]),
+    })
     # NVPTX: the index registers of §8's builtins, and the block barrier
     for reg in ("tid", "ctaid", "ntid", "nctaid"):
         for axis in "xyz":
@@ -86,7 +100,7 @@ SIGNATURES = _signatures()
 
 # Operands that must be constants (`immarg`): intrinsic name prefix → positions.
 IMMEDIATE_OPERANDS = {"llvm.abs.": (1,), "llvm.memcpy.": (3,), "llvm.memset.": (3,),
-                      "llvm.coro.id.retcon": (0, 1), "llvm.coro.id": (0,), "llvm.coro.suspend": (1,), "llvm.coro.end": (1,),
+                      "llvm.coro.id.retcon": (0, 1), "llvm.coro.id.async": (0, 1, 2), "llvm.coro.id": (0,), "llvm.coro.suspend.async": (0,), "llvm.coro.suspend": (1,), "llvm.coro.end": (1,),
                       "llvm.coro.promise": (1, 2)}
 
 

@@ -20,9 +20,9 @@ from ..frontend.program import (BuiltinCall, CheckedProgram, FnInstance, GlobalV
 from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
                               PromiseT, PtrT, StructT, Type)
 from ..frontend.layout import is_aggregate, owns, size_align
-from ..frontend.intrinsics import kind_of as math_kind
+from ..frontend.intrinsics import RUNTIME as RUNTIME_INTRINSICS, kind_of as math_kind
 from . import gpu, guards, intrinsics
-from .coro import retcon
+from .coro import async_, retcon
 from .coro.base import emitter_for, handle_op
 from .gpu import GPU_INTRINSICS
 from .llvmcompat import (EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep,
@@ -38,8 +38,9 @@ class ModuleGen:
 
     def __init__(self, program: CheckedProgram, name: str, explain: bool = False,
                  trampoline: bool = False, gpu_emulation: bool = False,
-                 exported: frozenset[str] = frozenset()):
+                 exported: frozenset[str] = frozenset(), real_time: bool = False):
         self.p = program
+        self.real_time = real_time   # std/async's clock: the wall clock's, not virtual time
         self.exported = exported   # functions (by name) other code calls: never internal
         # Kernels for the host CPU (pycoro.gpu's device="cpu"): the GPU builtins
         # read what a launcher per kernel sets (middle/gpu.py).
@@ -113,6 +114,8 @@ class ModuleGen:
                               inst.self_mode == "ref")
         if inst.coro is not None and inst.coro.returns_continuations:
             fnty = retcon.ramp_type(self, inst.ret, list(fnty.args))   # takes the caller's buffer
+        if inst.is_async:
+            fnty = async_.function_type()   # everything travels in its context
         if self.explain and inst.coro is not None:
             fnty = ir.FunctionType(fnty.return_type, list(fnty.args) + [I32])
         existing = self.module.globals.get(inst.symbol)
@@ -120,6 +123,8 @@ class ModuleGen:
             self.fns[key] = existing
             return existing
         fn = ir.Function(self.module, fnty, inst.symbol)
+        if inst.is_async:
+            async_.declare(self, inst, fn)
         if inst.is_extern and inst.symbol in _RETURNS_TWICE:
             fn.attributes.add("returns_twice")   # or LLVM keeps values in registers longjmp restores stale
         if not inst.is_extern:
@@ -268,6 +273,9 @@ class ModuleGen:
         return self.module
 
     def _c_main(self, main: FnInstance) -> None:
+        if main.is_async:
+            async_.c_main(self, main, self.runtime("init"), self.runtime("flush"))
+            return
         # int main(int, char**) { __pc_init(); s = pc.main(); __pc_flush(); return s; }
         fn = ir.Function(self.module, ir.FunctionType(I32, [I32, PTR]), "main")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -318,6 +326,7 @@ class FnGen:
         self.loops: list[_Loop] = []
         self.types = inst.types
         self.coro = None
+        self.task = None   # an async fn's (coro/async_.py)
         self.temps: dict[int, ir.Value] = {}   # owning temporaries' slots, by expression
         self.current_span = inst.decl.span
 
@@ -393,9 +402,15 @@ class FnGen:
             self.result.name = "result"
         if self.inst.coro is not None and self.inst.coro.returns_continuations:
             next(args)   # the caller's buffer (coro/retcon.py)
-        for param, (name, t) in zip(self.inst.decl.params, self.inst.params):
+        if self.inst.is_async:
+            self.task = async_.AsyncEmitter(self)
+            self.task.begin()
+        for i, (param, (name, t)) in enumerate(zip(self.inst.decl.params, self.inst.params)):
             var = self.inst.locals[param]
             if t == VOID:
+                continue
+            if self.task is not None:   # in the context its caller filled in
+                self.slots[id(var)] = self.task.param_slot(i, param.is_self and param.mut_self)
                 continue
             arg = next(args)
             arg.name = name
@@ -417,6 +432,8 @@ class FnGen:
             if self.coro is not None:
                 if self.inst.coro.return_void is not None:
                     self.call(self.inst.coro.return_void, [self.coro.promise()])
+            elif self.task is not None:
+                self.task.return_()
             elif self.inst.ret == VOID:
                 self.b.ret_void()
             else:
@@ -680,6 +697,12 @@ class FnGen:
 
     def stmt_Return(self, s: ast.Return) -> None:
         value = self.expr(s.value) if s.value is not None else None
+        if self.task is not None:
+            if self.inst.ret != VOID:
+                self.store(value, self.task.result_slot(), self.inst.ret)
+            self.unwind_to(0)
+            self.task.return_()
+            return
         if self.result is not None:
             self.store(value, self.result, self.inst.ret)
         self.unwind_to(0)
@@ -715,6 +738,10 @@ class FnGen:
         return self.call(info.resume, [awaiter])
 
     def expr_Await(self, e: ast.Await) -> ir.Value | None:
+        if self.task is not None:   # in an async fn
+            if self.inst.async_awaits[e] == "call":
+                return self.task.await_call(e.operand)
+            return self.task.await_join(self.expr(e.operand), self.type_of(e))
         info = self.inst.awaits[e]
         if info.transform is not None:
             value = self.call(info.transform, [self.coro.promise()] + self.arguments(
@@ -733,6 +760,9 @@ class FnGen:
                 self.store(value, awaiter, info.awaiter)
         self.coro.await_(info, awaiter)
         return self.call(info.resume, [awaiter])
+
+    def expr_Spawn(self, e: ast.Spawn) -> ir.Value:
+        return self.task.spawn(e.operand)
 
     def expr_YieldFrom(self, e: ast.YieldFrom, inner_value: ir.Value | None = None) -> ir.Value | None:
         """`yield from e.value`; `inner_value`: e.value already evaluated."""
@@ -831,7 +861,8 @@ class FnGen:
             ref = self.inst.refs.get(e)
             if consumed and isinstance(ref, LocalVar) and ref.owned:
                 self.zero(self.slot(ref), t)
-        elif isinstance(e, ast.Call) and not consumed and not isinstance(self.inst.calls.get(e), HandleCall):
+        elif isinstance(e, (ast.Call, ast.Await, ast.Spawn)) and not consumed \
+                and not isinstance(self.inst.calls.get(e), HandleCall):
             if is_aggregate(t):
                 temp = value   # already the call's own result temporary
             else:
@@ -1021,10 +1052,18 @@ class FnGen:
             fnty = self.mg.signature(list(fnt.params), fnt.ret)
             return self.call_with(TypedCallee(callee, fnty), args, fnt.ret)
         fn = target.fn
+        if fn.decl.kind == "intrinsic" and fn.decl.name in RUNTIME_INTRINSICS:   # std/async
+            return async_.intrinsic(self, fn.decl.name, fn, self.arguments(e.args, [t for _, t in fn.params]))
         if fn.decl.kind == "intrinsic":   # std/math
             kind = math_kind(fn.params[0][1])
             args = self.arguments(e.args, [t for _, t in fn.params])
             return intrinsics.math_call(self.b, fn.decl.name, kind, args)
+        args = self.call_arguments(e, target)
+        return self.call(fn, args, e.span, elide_safe=id(e) in self.inst.elide_safe)
+
+    def call_arguments(self, e: ast.Call, target: DirectCall) -> list[ir.Value]:
+        """A direct call's arguments, the receiver first (by address for `mut self`)."""
+        fn = target.fn
         args = []
         params = fn.params
         if target.receiver is not None:
@@ -1034,7 +1073,7 @@ class FnGen:
         args += self.arguments(e.args, [t for _, t in params])
         for a in e.args[len(params):]:
             args.append(self.c_vararg(a))
-        return self.call(fn, args, e.span, elide_safe=id(e) in self.inst.elide_safe)
+        return args
 
     def arguments(self, exprs, types: list[Type]) -> list[ir.Value]:
         """Evaluate every argument in order; a `void` one is evaluated but takes no slot."""

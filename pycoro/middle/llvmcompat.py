@@ -31,6 +31,20 @@ def field_ptr(builder: ir.IRBuilder, ptr: ir.Value, struct: ir.Type, index: int,
     return gep(builder, ptr, [I32(0), I32(index)], struct, name)
 
 
+class _VolatileLoad(ir.LoadInstr):
+    def descr(self, buf):
+        plain: list[str] = []
+        super().descr(plain)
+        buf.append(plain[0].replace("load ", "load volatile ", 1))
+
+
+def volatile_load(builder: ir.IRBuilder, ptr: ir.Value, ty: ir.Type, name: str = "") -> ir.Instruction:
+    """`load volatile`: llvmlite's loads cannot say it."""
+    load = _VolatileLoad(builder.block, ptr, name=name, typ=ty)
+    builder._insert(load)
+    return load
+
+
 class TypedCallee:
     """Lets llvmlite emit `call R %fp(…)` through an opaque function pointer."""
 

@@ -35,6 +35,9 @@ RUNTIME: dict[str, ir.FunctionType] = {
     # a returned-continuation frame too big for its caller's buffer (LLVM calls these)
     "retcon_alloc": ir.FunctionType(PTR, [I64]),
     "retcon_free": ir.FunctionType(_VOID, [PTR]),
+    # std/async with `--real-time`: a monotonic clock in ms, and waiting for it
+    "clock_ms": ir.FunctionType(I64, []),
+    "sleep_ms": ir.FunctionType(_VOID, [I64]),
 }
 
 NORETURN = {"panic", "panic_bounds"}

@@ -5,6 +5,8 @@ suspend emitter used by `co_await`, `co_yield` and the initial and final
 suspends; LLVM keeps one ABI class per lowering (`SwitchABI`, `AnyRetconABI`,
 `AsyncABI`). Each pycoro ABI is one module under middle/coro/ implementing
 this class; `emitter_for` is the only place that branches on the ABI.
+Async functions have no promise: coro/async_.py's AsyncEmitter emits what
+differs in their bodies (FnGen.task).
 """
 from __future__ import annotations
 
@@ -73,8 +75,9 @@ def handle_op(fg: "FnGen", t, name: str, handle: ir.Value | None, promise_align:
               owning: bool = False) -> ir.Value | None:
     """An operation on a handle of type `t` (its ABI's), from any function;
     `destroy` destroys what an owning handle holds."""
-    from . import retcon, switch
+    from . import async_, retcon, switch
     ops = {"switch": lambda: switch.handle_op(fg, name, handle, promise_align, owning),
+           "async": lambda: async_.handle_op(fg, name, handle),
            "retcon": lambda: retcon.handle_op(fg, name, handle, t),
            "retcon_once": lambda: retcon.handle_op(fg, name, handle, t)}
     return ops[abi_of(t)]()

@@ -1,0 +1,376 @@
+"""Async functions (`async fn`, LANGUAGE.md §7): LLVM's `llvm.coro.id.async`
+lowering, as Swift's async functions and the `coro-async*.ll` tests of LLVM 22.
+
+Every async function takes one argument, its **async context**, allocated by
+its caller from the task's stack-disciplined allocator (std/async's
+`__task_alloc`), and returns nothing: it ends by tail-calling its caller's
+continuation.
+
+    context = { ptr parent, ptr resume, ptr task, R result, params… } [frame]
+
+    define swifttailcc void @f(ptr swiftasync %ctx) presplitcoroutine {
+      %id = call token @llvm.coro.id.async(i32 <context size>, i32 16, i32 0, ptr @f.fp)
+      %hdl = call ptr @llvm.coro.begin(token %id, ptr null)
+      ...   `await g(x)`:
+      %callee = call ptr @__task_alloc(ptr %task, i64 <g.fp's size>)
+      store %ctx, %resume = llvm.coro.async.resume(), %task, x into %callee
+      call {ptr} @llvm.coro.suspend.async(i32 0, ptr %resume,
+                ptr @pc.async.project, ptr @pc.async.tail, ptr @g, ptr %callee)
+      ...   read g's result from %callee; __task_free(%task, %callee)
+      ...   `return v`: store v in %ctx's result, then
+      call void @llvm.coro.end.async(ptr %hdl, i1 false, ptr @pc.async.tail, ptr <%ctx's resume>, ptr %ctx)
+      unreachable
+    }
+
+CoroSplit puts the frame in the context after its first `<context size>`
+bytes and writes the whole size into the function's **async function
+pointer** `@f.fp = <{i32, i32 size}>`, which callers read to allocate the
+context (with a volatile load: a constant folded before CoroSplit ran would
+be the size without the frame). Suspension and return are `musttail` calls
+under `swifttailcc`, so chains of awaits never grow the native stack.
+
+A task that waits (`await __park()` in std/async) tail-calls `pc.async.park`,
+which records its continuation in the task and returns to the executor's
+loop (`pc.async.run`, around std/async's `__sched_next`).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...frontend import ast
+from ...frontend.layout import size_align
+from ...frontend.program import DirectCall, FnInstance
+from ...frontend.types import VOID, PtrT, Type
+from .. import intrinsics
+from ..llvmcompat import I1, I32, I64, PTR, TypedCallee, field_ptr, mark_presplit_coroutine, volatile_load
+
+PARENT, RESUME, TASK = range(3)   # every context's header
+CONTEXT_ALIGN = 16
+CC = "swifttailcc"
+_VOID = ir.VoidType()
+_ENTRY = ir.FunctionType(_VOID, [PTR])            # an async function, or a continuation
+_TAIL = ir.FunctionType(_VOID, [PTR, PTR])        # (function, its context): tail-call it
+_PROJECT = ir.FunctionType(PTR, [PTR])
+
+
+class Context:
+    """The layout of one async function's context (before the frame)."""
+
+    def __init__(self, mg, inst: FnInstance):
+        fields = [PTR, PTR, PTR]
+        sizes = [(8, 8)] * 3
+        self.result = None
+        if inst.ret != VOID:
+            self.result = len(fields)
+            fields.append(mg.llvm(inst.ret))
+            sizes.append(size_align(inst.ret, mg.p.struct_fields))
+        self.params: list[int | None] = []   # per parameter: its field (None: `void`)
+        for i, (_, t) in enumerate(inst.params):
+            if t == VOID:
+                self.params.append(None)
+                continue
+            by_address = i == 0 and inst.self_mode == "ref"
+            self.params.append(len(fields))
+            fields.append(PTR if by_address else mg.llvm(t))
+            sizes.append((8, 8) if by_address else size_align(t, mg.p.struct_fields))
+        self.type = ir.LiteralStructType(fields)
+        offset = 0
+        for size, align in sizes:
+            offset = (offset + align - 1) // align * align + size
+        self.size = (offset + CONTEXT_ALIGN - 1) // CONTEXT_ALIGN * CONTEXT_ALIGN
+
+
+def declare(mg, inst: FnInstance, fn: ir.Function) -> None:
+    fn.calling_convention = CC
+    fn.args[0].add_attribute("swiftasync")
+    fn.args[0].name = "ctx"
+
+
+def function_type() -> ir.FunctionType:
+    return _ENTRY
+
+
+def function_pointer(mg, inst: FnInstance) -> ir.GlobalVariable:
+    """`@f.fp`: CoroSplit writes the context's full size (frame included) into its
+    second field. Its first, Swift's relative address of the function, is unused:
+    pycoro calls async functions by their symbols."""
+    name = f"{inst.symbol}.fp"
+    g = mg.module.globals.get(name)
+    if g is None:
+        ty = ir.LiteralStructType([I32, I32], packed=True)
+        g = ir.GlobalVariable(mg.module, ty, name)
+        g.initializer = ir.Constant(ty, [I32(0), I32(context(mg, inst).size)])
+        g.linkage = "internal"
+        g.type = PTR
+    return g
+
+
+def context(mg, inst: FnInstance) -> Context:
+    key = ("async.context", id(inst))
+    if key not in mg.wrappers:
+        mg.wrappers[key] = Context(mg, inst)
+    return mg.wrappers[key]
+
+
+def context_size(mg, b: ir.IRBuilder, inst: FnInstance) -> ir.Value:
+    fp = function_pointer(mg, inst)
+    size_field = b.gep(fp, [I32(0), I32(1)], inbounds=True, source_etype=fp.value_type)
+    size_field.type = PTR
+    size = volatile_load(b, size_field, I32, "size")   # only CoroSplit knows it: never fold the initial value
+    return b.zext(size, I64)
+
+
+# ---- the small functions every async module shares
+
+def _helper(mg, name: str, fnty: ir.FunctionType, build, cc: str | None = CC) -> ir.Function:
+    fn = mg.module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(mg.module, fnty, name)
+        fn.linkage = "internal"
+        if cc:
+            fn.calling_convention = cc
+        build(fn, ir.IRBuilder(fn.append_basic_block("entry")))
+    return fn
+
+
+def tail(mg) -> ir.Function:
+    """`pc.async.tail(fn, ctx)`: `musttail` call `fn(ctx)` (a return, or a call)."""
+    def build(fn, b):
+        b.call(TypedCallee(fn.args[0], _ENTRY), [fn.args[1]], cconv=CC, tail="musttail",
+               arg_attrs={0: ("swiftasync",)})
+        b.ret_void()
+    return _helper(mg, "pc.async.tail", _TAIL, build)
+
+
+def project(mg) -> ir.Function:
+    """The context a callee resumes its caller with is the callee's: its parent is the caller's."""
+    def build(fn, b):
+        b.ret(b.load(fn.args[0], typ=PTR))
+    return _helper(mg, "pc.async.project", _PROJECT, build, cc=None)
+
+
+def identity(mg) -> ir.Function:
+    return _helper(mg, "pc.async.identity", _PROJECT, lambda fn, b: b.ret(fn.args[0]), cc=None)
+
+
+def park(mg) -> ir.Function:
+    """`pc.async.park(resume, ctx)`: the task waits; back to the executor."""
+    def build(fn, b):
+        task = b.load(field_ptr(b, fn.args[1], header_type(), TASK), typ=PTR)
+        call_runtime(mg, b, "__task_park", [task, fn.args[0], fn.args[1]])
+        b.ret_void()
+    return _helper(mg, "pc.async.park", _TAIL, build)
+
+
+def task_end(mg) -> ir.Function:
+    """The continuation of a task's first async function: the task is over."""
+    def build(fn, b):
+        fn.args[0].add_attribute("swiftasync")
+        task = b.load(field_ptr(b, fn.args[0], header_type(), TASK), typ=PTR)
+        call_runtime(mg, b, "__task_finish", [task])
+        b.ret_void()
+    return _helper(mg, "pc.async.task_end", _ENTRY, build)
+
+
+def run_loop(mg) -> ir.Function:
+    """`pc.async.run()`: enter the next continuation until `main` has returned."""
+    def build(fn, b):
+        slot = b.alloca(PTR, name="ctx")
+        slot.type = PTR
+        loop, body, done = (fn.append_basic_block(n) for n in ("loop", "run", "done"))
+        b.branch(loop)
+        b.position_at_end(loop)
+        resume = call_runtime(mg, b, "__sched_next", [slot])
+        b.cbranch(b.icmp_unsigned("==", resume, ir.Constant(PTR, None)), done, body)
+        b.position_at_end(body)
+        b.call(TypedCallee(resume, _ENTRY), [b.load(slot, typ=PTR)], cconv=CC, arg_attrs={0: ("swiftasync",)})
+        b.branch(loop)
+        b.position_at_end(done)
+        b.ret_void()
+    return _helper(mg, "pc.async.run", ir.FunctionType(_VOID, []), build, cc=None)
+
+
+def header_type() -> ir.LiteralStructType:
+    return ir.LiteralStructType([PTR, PTR, PTR])
+
+
+def call_runtime(mg, b: ir.IRBuilder, name: str, args: list[ir.Value]) -> ir.Value:
+    """Call std/async's `name` (a non-generic PyCoro function)."""
+    inst = mg.p.async_runtime[name]
+    return b.call(mg.declare(inst), args)
+
+
+def start_task(mg, b: ir.IRBuilder, inst: FnInstance, store_args) -> ir.Value:
+    """A new task whose first context calls `inst`; `store_args(ctx)` fills in the
+    arguments. Returns the task."""
+    size = context_size(mg, b, inst)
+    task = call_runtime(mg, b, "__task_new", [size])
+    ctx = call_runtime(mg, b, "__task_alloc", [task, size])
+    header = header_type()
+    b.store(ir.Constant(PTR, None), field_ptr(b, ctx, header, PARENT))
+    b.store(task_end(mg), field_ptr(b, ctx, header, RESUME))
+    b.store(task, field_ptr(b, ctx, header, TASK))
+    store_args(ctx)
+    call_runtime(mg, b, "__task_start", [task, mg.declare(inst), ctx])
+    return task
+
+
+def c_main(mg, main: FnInstance, init: ir.Function, flush: ir.Function) -> None:
+    """`int main()` of a program whose `main` is an `async fn`: run the executor
+    until `main` returns, then free what is left."""
+    fn = ir.Function(mg.module, ir.FunctionType(I32, [I32, PTR]), "main")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    b.call(init, [])
+    task = start_task(mg, b, main, lambda ctx: None)
+    call_runtime(mg, b, "__task_main", [task])
+    b.call(run_loop(mg), [])
+    call_runtime(mg, b, "__async_end", [])
+    b.call(flush, [])
+    b.ret(I32(0))
+
+
+class AsyncEmitter:
+    """The body of one `async fn` (FnGen calls it for what differs from a function)."""
+
+    def __init__(self, fg):
+        self.fg = fg
+        self.mg = fg.mg
+        self.layout = context(self.mg, fg.inst)
+
+    @property
+    def b(self) -> ir.IRBuilder:
+        return self.fg.b
+
+    def begin(self) -> None:
+        fg, b = self.fg, self.fg.b
+        mark_presplit_coroutine(fg.fn)
+        self.ctx = fg.fn.args[0]
+        coro_id = b.call(intrinsics.declare(self.mg.module, "llvm.coro.id.async"),
+                         [I32(self.layout.size), I32(CONTEXT_ALIGN), I32(0), function_pointer(self.mg, fg.inst)],
+                         name="id")
+        self.handle = b.call(intrinsics.declare(self.mg.module, "llvm.coro.begin"),
+                             [coro_id, ir.Constant(PTR, None)], name="hdl")
+
+    def param_slot(self, index: int, by_address: bool) -> ir.Value:
+        """Where parameter `index` lives: in the context (its caller's copy);
+        `mut self` is the address of the caller's place."""
+        slot = field_ptr(self.b, self.ctx, self.layout.type, self.layout.params[index])
+        return self.b.load(slot, typ=PTR) if by_address else slot
+
+    def current_task(self) -> ir.Value:
+        return self.b.load(field_ptr(self.b, self.ctx, self.layout.type, TASK), typ=PTR, name="task")
+
+    # ---- return
+    def result_slot(self) -> ir.Value:
+        return field_ptr(self.b, self.ctx, self.layout.type, self.layout.result, "result")
+
+    def return_(self) -> None:
+        """Tail-call the caller's continuation (after the result is stored and the
+        scopes unwound)."""
+        b = self.b
+        resume = b.load(field_ptr(b, self.ctx, self.layout.type, RESUME), typ=PTR, name="resume")
+        b.call(intrinsics.declare(self.mg.module, "llvm.coro.end.async"),
+               [self.handle, I1(0), tail(self.mg), resume, self.ctx])
+        b.unreachable()
+
+    # ---- suspension
+    def _suspend(self, projection: ir.Function, then: ir.Function, args: list[ir.Value]) -> None:
+        b = self.b
+        resume = b.call(intrinsics.declare(self.mg.module, "llvm.coro.async.resume"), [], name="resume.fn")
+        args = [resume if a is None else a for a in args]   # None: the resume function
+        b.call(intrinsics.declare(self.mg.module, "llvm.coro.suspend.async.sl_p0s"),
+               [I32(0), resume, projection, then] + args)
+
+    def park(self) -> None:
+        """Wait until something puts the task back on the ready queue."""
+        self._suspend(identity(self.mg), park(self.mg), [None, self.ctx])
+
+    def await_call(self, call: ast.Call) -> ir.Value | None:
+        """`await g(…)`: g runs in a context on this task's stack, then resumes us."""
+        fg, b = self.fg, self.b
+        target: DirectCall = fg.inst.calls[call]
+        callee = target.fn
+        args = fg.call_arguments(call, target)
+        if callee.decl.kind == "intrinsic":   # std/async's `__park`
+            self.park()
+            return None
+        layout = context(self.mg, callee)
+        task = self.current_task()
+        ctx = call_runtime(self.mg, b, "__task_alloc", [task, context_size(self.mg, b, callee)])
+        b.store(self.ctx, field_ptr(b, ctx, layout.type, PARENT))
+        b.store(task, field_ptr(b, ctx, layout.type, TASK))
+        self.store_arguments(callee, ctx, args)
+        resume_slot = field_ptr(b, ctx, layout.type, RESUME)
+        resume = b.call(intrinsics.declare(self.mg.module, "llvm.coro.async.resume"), [], name="resume.fn")
+        b.store(resume, resume_slot)
+        b.call(intrinsics.declare(self.mg.module, "llvm.coro.suspend.async.sl_p0s"),
+               [I32(0), resume, project(self.mg), tail(self.mg), self.mg.declare(callee), ctx])
+        value = None
+        if layout.result is not None:
+            value = fg.load(field_ptr(b, ctx, layout.type, layout.result), callee.ret)
+        call_runtime(self.mg, b, "__task_free", [task, ctx])
+        return value
+
+    def store_arguments(self, callee: FnInstance, ctx: ir.Value, args: list[ir.Value]) -> None:
+        layout = context(self.mg, callee)
+        values = iter(args)
+        for i, (field, (_, t)) in enumerate(zip(layout.params, callee.params)):
+            if field is None:
+                continue
+            slot = field_ptr(self.b, ctx, layout.type, field)
+            if i == 0 and callee.self_mode == "ref":
+                self.b.store(next(values), slot)
+            else:
+                self.fg.store(next(values), slot, t)
+
+    def spawn(self, call: ast.Call) -> ir.Value:
+        target: DirectCall = self.fg.inst.calls[call]
+        args = self.fg.call_arguments(call, target)
+        return start_task(self.mg, self.b, target.fn, lambda ctx: self.store_arguments(target.fn, ctx, args))
+
+    def await_join(self, join: ir.Value, t: Type) -> ir.Value | None:
+        """`await j`: wait until j's task has returned, take its result, free it."""
+        fg, b = self.fg, self.b
+        wait = call_runtime(self.mg, b, "__join_wait", [join, self.current_task()])
+        parked, ready = fg.block("join.wait"), fg.block("join.ready")
+        b.cbranch(wait, parked, ready)
+        b.position_at_end(parked)
+        self.park()
+        b.branch(ready)
+        b.position_at_end(ready)
+        value = None
+        if t != VOID:
+            root = call_runtime(self.mg, b, "__join_root", [join])
+            result = ir.LiteralStructType([PTR, PTR, PTR, self.mg.llvm(t)])
+            value = fg.load(field_ptr(b, root, result, 3), t)
+        call_runtime(self.mg, b, "__join_release", [join])
+        return value
+
+
+def intrinsic(fg, name: str, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
+    """std/async's `intrinsic fn`s (frontend/intrinsics.py's RUNTIME)."""
+    mg, b = fg.mg, fg.b
+    site = [I32(-1)] if mg.explain else []   # not a coroutine's frame: no call site to report
+    lowerings = {
+        "__frame_alloc": lambda: b.call(mg.runtime("coro_alloc"), args + site),
+        "__frame_free": lambda: b.call(mg.runtime("coro_free"), args),
+        "__size_of": lambda: I64(size_align(_pointee(fn.params[0][1]), mg.p.struct_fields)[0]),
+        "__current_task": lambda: fg.task.current_task(),
+        "__real_time": lambda: I1(int(mg.real_time)),
+        "__clock_ms": lambda: b.call(mg.runtime("clock_ms"), []),
+        "__sleep_ms": lambda: b.call(mg.runtime("sleep_ms"), args),
+    }
+    value = lowerings[name]()
+    return None if fn.ret == VOID else value
+
+
+def _pointee(t: Type) -> Type:
+    assert isinstance(t, PtrT)
+    return t.elem
+
+
+def handle_op(fg, name: str, handle: ir.Value) -> None:
+    """A `Join<T>` dropped without `await`: its task runs on, detached."""
+    assert name == "destroy", name
+    call_runtime(fg.mg, fg.b, "__task_detach", [handle])
+
