@@ -1279,11 +1279,11 @@ class BodyChecker:
 
     def _awaited_operand(self, operand: ast.Expr) -> Type:
         """Check the operand of `await` / `spawn`, which may call an async fn."""
-        self.awaited = operand if isinstance(operand, ast.Call) else None
+        outer, self.awaited = self.awaited, operand if isinstance(operand, ast.Call) else None
         try:
             return self.check_expr(operand, None)
         finally:
-            self.awaited = None
+            self.awaited = outer
 
     def _async_call(self, operand: ast.Expr) -> FnInstance | None:
         target = self.inst.calls.get(operand) if isinstance(operand, ast.Call) else None
@@ -1329,11 +1329,11 @@ class BodyChecker:
     def expr_Await(self, e: ast.Await, expected: Type | None) -> Type:
         if self.inst is not None and self.inst.is_async:
             return self.await_async(e)
-        self.awaited = e.operand if isinstance(e.operand, ast.Call) else None
+        outer, self.awaited = self.awaited, e.operand if isinstance(e.operand, ast.Call) else None
         try:
             operand, coro = self._suspending_operand(e, "await", e.operand)
         finally:
-            self.awaited = None
+            self.awaited = outer
         callee = self._async_call(e.operand) if self.inst is not None else None
         if callee is not None:
             self.r.error(M.async_await_outside(self.inst.display), e.span)

@@ -1,0 +1,113 @@
+"""Async functions (LANGUAGE.md §7): the IR pycoro emits, what LLVM makes of
+it, and the executor's options. Programs and their output: tests/programs/async_*.pc."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pycoro.middle import intrinsics
+
+CHAIN = """
+async fn depth(n: i64) -> i64 {
+    if n == 0 { return 0; }
+    return await depth(n - 1) + 1;
+}
+async fn main() {
+    let j = spawn depth(10);
+    print(await depth(100000), await j);
+}
+"""
+
+
+def _emit(pycoro, tmp_path, source: str, emit: str, *flags) -> str:
+    src = tmp_path / "prog.pc"
+    src.write_text(source)
+    out = tmp_path / "prog.ll"
+    proc = pycoro("build", src, "--emit", emit, "-o", out, *flags)
+    assert proc.returncode == 0, proc.stderr
+    return out.read_text()
+
+
+def _body(text: str, symbol: str) -> str:
+    m = re.search(rf'^define [^\n]*@"?{re.escape(symbol)}"?\(.*?^}}', text, re.M | re.S)
+    assert m, symbol
+    return m.group(0)
+
+
+def test_every_async_intrinsic_is_emitted(pycoro, tmp_path):
+    emitted = _emit(pycoro, tmp_path, CHAIN, "llvm")
+    used = set(re.findall(r"@\"?(llvm\.coro\.[\w.]+)", emitted))
+    expected = {n for n in intrinsics.SIGNATURES if n.startswith("llvm.coro.") and "async" in n} - {
+        "llvm.coro.prepare.async"}   # pycoro never calls an async function directly from other code
+    assert expected <= used
+    depth = _body(emitted, "pc.depth")
+    assert "swifttailcc void @\"pc.depth\"(ptr swiftasync" in depth
+    assert "presplitcoroutine" in emitted
+    # the callee's context size is read at run time: CoroSplit writes it later
+    assert 'load volatile i32, ptr' in depth
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O1", "-O2", "-O3"])
+def test_lowered_async_functions_return_and_suspend_by_tail_calls(pycoro, tmp_path, level):
+    lowered = _emit(pycoro, tmp_path, CHAIN, "lowered", level)
+    assert "llvm.coro." not in lowered
+    resumes = re.findall(r'^define [^\n]*swifttailcc void @"?pc\.depth\.resume\.\d+', lowered, re.M)
+    assert resumes
+    assert "musttail call swifttailcc void" in lowered
+    # CoroSplit wrote the context's full size (frame included) into the async
+    # function pointer: more than the header, result and argument (32 bytes)
+    size = int(re.search(r'^@"?pc\.depth\.fp"? = [^\n]*<\{ i32 0, i32 (\d+) \}>', lowered, re.M).group(1))
+    assert size > 32
+
+
+def test_a_deep_await_chain_runs_in_constant_native_stack(pycoro, tmp_path):
+    src = tmp_path / "chain.pc"
+    src.write_text(CHAIN.replace("100000", "3000000"))
+    for level in ("-O0", "-O2"):
+        proc = pycoro("run", "--check-leaks", level, src)
+        assert (proc.returncode, proc.stdout) == (0, "3000000 10\n"), proc.stderr
+
+
+CLOCK = """
+async fn main() {
+    let start = now();
+    await sleep(150);
+    let waited = now() - start;
+    print(waited >= 150, waited < 5000);
+}
+"""
+
+
+def test_virtual_time_and_real_time(pycoro, tmp_path):
+    import time
+    src = tmp_path / "clock.pc"
+    src.write_text(CLOCK.replace("5000", "151"))   # virtual: exactly the time slept
+    proc = pycoro("run", src)
+    assert (proc.returncode, proc.stdout) == (0, "true true\n"), proc.stderr
+    src.write_text(CLOCK)
+    started = time.monotonic()
+    proc = pycoro("run", "--real-time", src)
+    assert (proc.returncode, proc.stdout) == (0, "true true\n"), proc.stderr
+    assert time.monotonic() - started >= 0.15
+
+
+def test_explain_reports_async_contexts(pycoro, tmp_path):
+    src = tmp_path / "chain.pc"
+    src.write_text(CHAIN)
+    proc = pycoro("explain", src)
+    assert proc.returncode == 0, proc.stderr
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("depth "))
+    assert re.match(r"depth\s+async\s+\d+ B context\s+8$", row), row
+    assert "allocates on the task's stack" in proc.stdout
+
+
+def test_std_async_names_clash_only_in_async_programs(pycoro, tmp_path):
+    src = tmp_path / "clash.pc"
+    src.write_text("fn sleep(ms: i64) {}\nfn main() { sleep(1); print(1); }\n")
+    proc = pycoro("run", src)
+    assert (proc.returncode, proc.stdout) == (0, "1\n"), proc.stderr
+    src.write_text("fn sleep(ms: i64) {}\nasync fn main() { sleep(1); }\n")
+    proc = pycoro("run", src)
+    assert proc.returncode == 1
+    assert "clash.pc:1:4: error: `sleep` is defined more than once" in proc.stderr
