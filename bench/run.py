@@ -28,6 +28,8 @@ TABLE = {
     "gen_pipeline": ("ns/output", ["c", "cpp", "numba"], "cpp", "at or below clang++"),
     "tree_walk": ("ns/node", ["c", "cpp"], "cpp", "10x faster than clang++"),
     "task_chain": ("ns/task", ["cpp"], "cpp", "at or below clang++"),
+    "async_pingpong": ("ns/switch", ["cpp"], "cpp", "at or below clang++"),
+    "async_fanout": ("ns/task", ["cpp"], "cpp", "at or below clang++"),
     "py_iter": ("ns/item", ["cpython", "numba", "range"], "CPython gen", "faster than the CPython generator"),
 }
 # Workloads that are Python programs (workloads/NAME.py VARIANT), not .pc files.
