@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from emitted import emit as _emit
 from pycoro.middle import intrinsics
 
 CHAIN = """
@@ -18,15 +19,6 @@ async fn main() {
     print(await depth(100000), await j);
 }
 """
-
-
-def _emit(pycoro, tmp_path, source: str, emit: str, *flags) -> str:
-    src = tmp_path / "prog.pc"
-    src.write_text(source)
-    out = tmp_path / "prog.ll"
-    proc = pycoro("build", src, "--emit", emit, "-o", out, *flags)
-    assert proc.returncode == 0, proc.stderr
-    return out.read_text()
 
 
 def _body(text: str, symbol: str) -> str:

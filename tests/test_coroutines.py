@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from emitted import emit as _emit
 from pycoro.middle import intrinsics
 
 SUM = """
@@ -20,14 +21,6 @@ extern fn keep(g: ptr<Generator<i64>>);   // opaque: the generator outlives this
 fn main() { var g = range(0, 5); keep(&g); print(g.next()); }
 """
 
-
-def _emit(pycoro, tmp_path, source: str, emit: str, *flags) -> str:
-    src = tmp_path / "prog.pc"
-    src.write_text(source)
-    out = tmp_path / "prog.ll"
-    proc = pycoro("build", src, "--emit", emit, "-o", out, *flags)
-    assert proc.returncode == 0, proc.stderr
-    return out.read_text()
 
 
 EVERY_AWAIT = """

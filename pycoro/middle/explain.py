@@ -49,10 +49,7 @@ _FIXED = {0: "resume function", 1: "destroy function"}
 
 def frames(o0: llvm.ModuleRef, target_data: llvm.TargetData, coroutines: list[FnInstance],
            o2_text: str) -> list[FrameReport]:
-    text = str(o0)
-    names: dict[tuple[str, int], str] = {}
-    for value, frame, index in _RELOAD.findall(text):
-        names.setdefault((frame, int(index)), _source_name(value))
+    names = _field_names(o0)
     reports = []
     for inst in coroutines:
         switched = inst.coro.abi == "switch"
@@ -60,10 +57,7 @@ def frames(o0: llvm.ModuleRef, target_data: llvm.TargetData, coroutines: list[Fn
         # a retcon frame is allocated by LLVM's ramp only when it outgrows its buffer
         report = FrameReport(inst.display, abi, _allocated(o2_text, inst.symbol) if switched else None,
                              None, None)
-        try:
-            ty = o0.get_struct_type(f"{inst.symbol}.Frame")
-        except NameError:
-            ty = None
+        ty = _frame_type(o0, inst.symbol)
         if ty is not None:
             report.layout_size = target_data.get_abi_size(ty)
             report.align = target_data.get_abi_alignment(ty)
@@ -88,18 +82,12 @@ def async_frames(o0: llvm.ModuleRef, target_data: llvm.TargetData, functions: li
     """An async fn's frame lives in its context, which its caller allocates on the
     task's stack: `size` is the whole context (header, result, arguments and
     frame) as CoroSplit wrote it into the function's async function pointer."""
-    text = str(o0)
-    names: dict[tuple[str, int], str] = {}
-    for value, frame, index in _RELOAD.findall(text):
-        names.setdefault((frame, int(index)), _source_name(value))
+    names = _field_names(o0)
     reports = []
     for inst in functions:
         m = re.search(rf'^@"?{re.escape(inst.symbol)}\.fp"? = [^\n]*<{{ i32 0, i32 (\d+) }}>', o_text, re.M)
         report = FrameReport(inst.display, "async", int(m.group(1)) if m else None, None, None)
-        try:
-            ty = o0.get_struct_type(f"{inst.symbol}.Frame")
-        except NameError:
-            ty = None
+        ty = _frame_type(o0, inst.symbol)
         if ty is not None:
             report.layout_size = target_data.get_abi_size(ty)
             report.align = target_data.get_abi_alignment(ty)
@@ -109,6 +97,22 @@ def async_frames(o0: llvm.ModuleRef, target_data: llvm.TargetData, functions: li
                                       target_data.get_abi_size(el)))
         reports.append(report)
     return reports
+
+
+def _field_names(o0: llvm.ModuleRef) -> dict[tuple[str, int], str]:
+    """(coroutine symbol, frame field index) → the source name it was spilled from."""
+    names: dict[tuple[str, int], str] = {}
+    for value, frame, index in _RELOAD.findall(str(o0)):
+        names.setdefault((frame, int(index)), _source_name(value))
+    return names
+
+
+def _frame_type(o0: llvm.ModuleRef, symbol: str):
+    """CoroSplit's frame type of a coroutine, if it has one."""
+    try:
+        return o0.get_struct_type(f"{symbol}.Frame")
+    except NameError:
+        return None
 
 
 def _source_name(value: str) -> str:
