@@ -861,8 +861,9 @@ class FnGen:
             ref = self.inst.refs.get(e)
             if consumed and isinstance(ref, LocalVar) and ref.owned:
                 self.zero(self.slot(ref), t)
-        elif isinstance(e, (ast.Call, ast.Await, ast.Spawn)) and not consumed \
-                and not isinstance(self.inst.calls.get(e), HandleCall):
+        elif (isinstance(e, ast.Call) or (self.task is not None and isinstance(e, (ast.Await, ast.Spawn)))) \
+                and not consumed and not isinstance(self.inst.calls.get(e), HandleCall):
+            # (in an async fn, `await f()` and `spawn f()` make owning values too)
             if is_aggregate(t):
                 temp = value   # already the call's own result temporary
             else:
