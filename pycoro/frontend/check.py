@@ -8,6 +8,7 @@ which absorbs further errors, so independent mistakes are all reported.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
 
@@ -1277,13 +1278,18 @@ class BodyChecker:
             self.check_expr(operand, None)
         return ERROR
 
-    def _awaited_operand(self, operand: ast.Expr) -> Type:
-        """Check the operand of `await` / `spawn`, which may call an async fn."""
+    @contextlib.contextmanager
+    def _awaiting(self, operand: ast.Expr):
+        """While the operand of `await` / `spawn` is checked, its call may be an async fn's."""
         outer, self.awaited = self.awaited, operand if isinstance(operand, ast.Call) else None
         try:
-            return self.check_expr(operand, None)
+            yield
         finally:
             self.awaited = outer
+
+    def _awaited_operand(self, operand: ast.Expr) -> Type:
+        with self._awaiting(operand):
+            return self.check_expr(operand, None)
 
     def _async_call(self, operand: ast.Expr) -> FnInstance | None:
         target = self.inst.calls.get(operand) if isinstance(operand, ast.Call) else None
@@ -1310,7 +1316,9 @@ class BodyChecker:
     def expr_Spawn(self, e: ast.Spawn, expected: Type | None) -> Type:
         """`spawn f(…)`: a new task runs the call; its type is `Join<R>`."""
         if self.inst is None or not self.inst.is_async:
-            return self._async_forbids_outside(e)
+            self.r.error(M.spawn_outside(), e.span)
+            self._awaited_operand(e.operand)
+            return ERROR
         t = self._awaited_operand(e.operand)
         callee = self._async_call(e.operand)
         if t is ERROR:
@@ -1321,19 +1329,11 @@ class BodyChecker:
             return ERROR
         return PromiseT(join, (t,))
 
-    def _async_forbids_outside(self, e: ast.Spawn) -> Type:
-        self.r.error(M.spawn_outside(), e.span)
-        self._awaited_operand(e.operand)
-        return ERROR
-
     def expr_Await(self, e: ast.Await, expected: Type | None) -> Type:
         if self.inst is not None and self.inst.is_async:
             return self.await_async(e)
-        outer, self.awaited = self.awaited, e.operand if isinstance(e.operand, ast.Call) else None
-        try:
+        with self._awaiting(e.operand):
             operand, coro = self._suspending_operand(e, "await", e.operand)
-        finally:
-            self.awaited = outer
         callee = self._async_call(e.operand) if self.inst is not None else None
         if callee is not None:
             self.r.error(M.async_await_outside(self.inst.display), e.span)

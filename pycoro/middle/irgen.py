@@ -15,7 +15,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..frontend import ast
-from ..frontend.program import (BuiltinCall, CheckedProgram, FnInstance, GlobalVar,
+from ..frontend.program import (BuiltinCall, CheckedProgram, DirectCall, FnInstance, GlobalVar,
                                 HandleCall, IndirectCall, LocalVar)
 from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
                               PromiseT, PtrT, StructT, Type)
@@ -124,7 +124,7 @@ class ModuleGen:
             return existing
         fn = ir.Function(self.module, fnty, inst.symbol)
         if inst.is_async:
-            async_.declare(self, inst, fn)
+            async_.declare(fn)
         if inst.is_extern and inst.symbol in _RETURNS_TWICE:
             fn.attributes.add("returns_twice")   # or LLVM keeps values in registers longjmp restores stale
         if not inst.is_extern:
@@ -1054,7 +1054,7 @@ class FnGen:
             return self.call_with(TypedCallee(callee, fnty), args, fnt.ret)
         fn = target.fn
         if fn.decl.kind == "intrinsic" and fn.decl.name in RUNTIME_INTRINSICS:   # std/async
-            return async_.intrinsic(self, fn.decl.name, fn, self.arguments(e.args, [t for _, t in fn.params]))
+            return async_.intrinsic(self, fn, self.arguments(e.args, [t for _, t in fn.params]))
         if fn.decl.kind == "intrinsic":   # std/math
             kind = math_kind(fn.params[0][1])
             args = self.arguments(e.args, [t for _, t in fn.params])

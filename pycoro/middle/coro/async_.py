@@ -40,7 +40,7 @@ from llvmlite import ir
 from ...frontend import ast
 from ...frontend.layout import size_align
 from ...frontend.program import DirectCall, FnInstance
-from ...frontend.types import VOID, PtrT, Type
+from ...frontend.types import VOID, Type
 from .. import intrinsics
 from ..llvmcompat import I1, I32, I64, PTR, TypedCallee, field_ptr, mark_presplit_coroutine, volatile_load
 
@@ -57,8 +57,8 @@ class Context:
     """The layout of one async function's context (before the frame)."""
 
     def __init__(self, mg, inst: FnInstance):
-        fields = [PTR, PTR, PTR]
-        sizes = [(8, 8)] * 3
+        fields: list[ir.Type] = list(header_type().elements)
+        sizes = [(8, 8)] * len(fields)
         self.result = None
         if inst.ret != VOID:
             self.result = len(fields)
@@ -80,7 +80,7 @@ class Context:
         self.size = (offset + CONTEXT_ALIGN - 1) // CONTEXT_ALIGN * CONTEXT_ALIGN
 
 
-def declare(mg, inst: FnInstance, fn: ir.Function) -> None:
+def declare(fn: ir.Function) -> None:
     fn.calling_convention = CC
     fn.args[0].add_attribute("swiftasync")
     fn.args[0].name = "ctx"
@@ -165,7 +165,7 @@ def park(mg) -> ir.Function:
 def task_end(mg) -> ir.Function:
     """The continuation of a task's first async function: the task is over."""
     def build(fn, b):
-        fn.args[0].add_attribute("swiftasync")
+        declare(fn)
         task = b.load(field_ptr(b, fn.args[0], header_type(), TASK), typ=PTR)
         call_runtime(mg, b, "__task_finish", [task])
         b.ret_void()
@@ -274,16 +274,21 @@ class AsyncEmitter:
         b.unreachable()
 
     # ---- suspension
-    def _suspend(self, projection: ir.Function, then: ir.Function, args: list[ir.Value]) -> None:
-        b = self.b
-        resume = b.call(intrinsics.declare(self.mg.module, "llvm.coro.async.resume"), [], name="resume.fn")
-        args = [resume if a is None else a for a in args]   # None: the resume function
-        b.call(intrinsics.declare(self.mg.module, "llvm.coro.suspend.async.sl_p0s"),
-               [I32(0), resume, projection, then] + args)
+    def _resume_function(self) -> ir.Value:
+        """The function CoroSplit makes of the code after the next suspend point."""
+        return self.b.call(intrinsics.declare(self.mg.module, "llvm.coro.async.resume"), [], name="resume.fn")
+
+    def _suspend(self, resume: ir.Value, projection: ir.Function, then: ir.Function,
+                 args: list[ir.Value]) -> None:
+        """Suspend, tail-calling `then(args)`; `resume(ctx)` continues here, with
+        `projection(ctx)` as this function's context."""
+        self.b.call(intrinsics.declare(self.mg.module, "llvm.coro.suspend.async.sl_p0s"),
+                    [I32(0), resume, projection, then] + args)
 
     def park(self) -> None:
         """Wait until something puts the task back on the ready queue."""
-        self._suspend(identity(self.mg), park(self.mg), [None, self.ctx])
+        resume = self._resume_function()
+        self._suspend(resume, identity(self.mg), park(self.mg), [resume, self.ctx])
 
     def await_call(self, call: ast.Call) -> ir.Value | None:
         """`await g(…)`: g runs in a context on this task's stack, then resumes us."""
@@ -300,11 +305,9 @@ class AsyncEmitter:
         b.store(self.ctx, field_ptr(b, ctx, layout.type, PARENT))
         b.store(task, field_ptr(b, ctx, layout.type, TASK))
         self.store_arguments(callee, ctx, args)
-        resume_slot = field_ptr(b, ctx, layout.type, RESUME)
-        resume = b.call(intrinsics.declare(self.mg.module, "llvm.coro.async.resume"), [], name="resume.fn")
-        b.store(resume, resume_slot)
-        b.call(intrinsics.declare(self.mg.module, "llvm.coro.suspend.async.sl_p0s"),
-               [I32(0), resume, project(self.mg), tail(self.mg), self.mg.declare(callee), ctx])
+        resume = self._resume_function()
+        b.store(resume, field_ptr(b, ctx, layout.type, RESUME))
+        self._suspend(resume, project(self.mg), tail(self.mg), [self.mg.declare(callee), ctx])
         value = None
         if layout.result is not None:
             value = fg.load(field_ptr(b, ctx, layout.type, layout.result), callee.ret)
@@ -341,32 +344,28 @@ class AsyncEmitter:
         value = None
         if t != VOID:
             root = call_runtime(self.mg, b, "__join_root", [join])
-            result = ir.LiteralStructType([PTR, PTR, PTR, self.mg.llvm(t)])
-            value = fg.load(field_ptr(b, root, result, 3), t)
+            # every context's result follows the header (Context)
+            result = ir.LiteralStructType(list(header_type().elements) + [self.mg.llvm(t)])
+            value = fg.load(field_ptr(b, root, result, len(header_type().elements)), t)
         call_runtime(self.mg, b, "__join_release", [join])
         return value
 
 
-def intrinsic(fg, name: str, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
+def intrinsic(fg, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
     """std/async's `intrinsic fn`s (frontend/intrinsics.py's RUNTIME)."""
     mg, b = fg.mg, fg.b
     site = [I32(-1)] if mg.explain else []   # not a coroutine's frame: no call site to report
     lowerings = {
         "__frame_alloc": lambda: b.call(mg.runtime("coro_alloc"), args + site),
         "__frame_free": lambda: b.call(mg.runtime("coro_free"), args),
-        "__size_of": lambda: I64(size_align(_pointee(fn.params[0][1]), mg.p.struct_fields)[0]),
+        "__size_of": lambda: I64(size_align(fn.params[0][1].elem, mg.p.struct_fields)[0]),   # (p: ptr<T>)
         "__current_task": lambda: fg.task.current_task(),
         "__real_time": lambda: I1(int(mg.real_time)),
         "__clock_ms": lambda: b.call(mg.runtime("clock_ms"), []),
         "__sleep_ms": lambda: b.call(mg.runtime("sleep_ms"), args),
     }
-    value = lowerings[name]()
+    value = lowerings[fn.decl.name]()
     return None if fn.ret == VOID else value
-
-
-def _pointee(t: Type) -> Type:
-    assert isinstance(t, PtrT)
-    return t.elem
 
 
 def handle_op(fg, name: str, handle: ir.Value) -> None:
