@@ -103,7 +103,8 @@ class Compilation:
         module = ModuleGen(program, self.display, trampoline=trampoline,
                            gpu_emulation=self.options.gpu_emulation,
                            exported=frozenset(self.options.exports),
-                           real_time=self.options.real_time).generate(entry=True, internal=True)
+                           real_time=self.options.real_time,
+                           inline_async=self.options.opt_level > 0).generate(entry=True, internal=True)
         module.triple = targets.triple_for(self.options.target)
         return str(module)
 
@@ -197,7 +198,8 @@ class Compilation:
         """Frames and elision, read back from LLVM's output (middle/explain.py)."""
         from .middle import explain
         program = self.check()
-        gen = ModuleGen(program, self.display, explain=True, trampoline=self.trampoline)
+        gen = ModuleGen(program, self.display, explain=True, trampoline=self.trampoline,
+                        inline_async=self.options.opt_level > 0)
         text = str(gen.generate(entry=True, internal=False))
         machine = self.machine()
         lowered = {level: self.optimise(_parse_ir(text, self.display), machine, level)

@@ -103,3 +103,50 @@ def test_std_async_names_clash_only_in_async_programs(pycoro, tmp_path):
     proc = pycoro("run", src)
     assert proc.returncode == 1
     assert "clash.pc:1:4: error: `sleep` is defined more than once" in proc.stderr
+
+
+PINGPONG = """
+var total: i64 = 0;
+async fn pong(inbox: Channel<i64>, outbox: Channel<i64>) {
+    let m = await inbox.recv();
+    await outbox.send(m.value + 1);
+}
+async fn one(i: i64) { await yield_now(); total += i; }
+async fn main() {
+    let a = channel<i64>(1);
+    let b = channel<i64>(1);
+    let p = spawn pong(a, b);
+    await a.send(41);
+    print((await b.recv()).value);
+    await p;
+    spawn one(1);
+}
+"""
+
+
+def _awaited_calls(body: str) -> set[str]:
+    """The async fns a function's body awaits as calls (not inlined)."""
+    return set(re.findall(r'@"?pc\.async\.tail"?, [^@,]*@"?pc\.([^"(]+)"?, ptr', body))
+
+
+def test_small_awaited_async_fns_are_inlined_above_O0(pycoro, tmp_path):
+    unoptimised = _body(_emit(pycoro, tmp_path, PINGPONG, "llvm", "-O0"), "pc.main")
+    assert _awaited_calls(unoptimised) == {"Channel<i64>.send", "Channel<i64>.recv"}
+    optimised = _body(_emit(pycoro, tmp_path, PINGPONG, "llvm", "-O2"), "pc.main")
+    assert _awaited_calls(optimised) == set()
+    # a channel operation that must wait parks the task from main's own code
+    assert "@\"pc.async.park\"" in optimised
+    assert "__task_alloc" not in optimised
+
+
+def test_recursive_awaits_stay_calls(pycoro, tmp_path):
+    depth = _body(_emit(pycoro, tmp_path, CHAIN, "llvm", "-O2"), "pc.depth")
+    assert _awaited_calls(depth) == {"depth"}
+
+
+def test_a_context_keeps_no_address_in_its_frame(pycoro, tmp_path):
+    """After a suspension an async fn addresses its context from what its resume
+    function is given: `one`'s context is its header and argument, no frame."""
+    lowered = _emit(pycoro, tmp_path, PINGPONG, "lowered", "-O2")
+    size = int(re.search(r'^@"?pc\.one\.fp"? = [^\n]*<\{ i32 0, i32 (\d+) \}>', lowered, re.M).group(1))
+    assert size == 32   # parent, resume, task, i

@@ -12,6 +12,9 @@ scope (normal end, break, continue, return), innermost first, as Zig does.
 """
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from llvmlite import ir
 
 from ..frontend import ast
@@ -38,8 +41,12 @@ class ModuleGen:
 
     def __init__(self, program: CheckedProgram, name: str, explain: bool = False,
                  trampoline: bool = False, gpu_emulation: bool = False,
-                 exported: frozenset[str] = frozenset(), real_time: bool = False):
+                 exported: frozenset[str] = frozenset(), real_time: bool = False,
+                 inline_async: bool = True):
         self.p = program
+        # `await g(…)` of a small async fn emits g's body in place (coro/async_.py);
+        # off at -O0, where every call stays a call.
+        self.inline_async = inline_async
         self.real_time = real_time   # std/async's clock: the wall clock's, not virtual time
         self.exported = exported   # functions (by name) other code calls: never internal
         # Kernels for the host CPU (pycoro.gpu's device="cpu"): the GPU builtins
@@ -317,7 +324,9 @@ class FnGen:
         self.entry = self.fn.append_basic_block("entry")
         self.allocas = ir.IRBuilder(self.entry)
         self.b = ir.IRBuilder(self.fn.append_basic_block("start"))
-        self.slots: dict[int, ir.Value] = {}
+        # Where each local lives: an alloca, an argument, or (an async fn's
+        # parameter) a function that computes its address in the context.
+        self.slots: dict[int, ir.Value | Callable[[], ir.Value]] = {}
         # Per scope, what leaving it must do, in order of registration (run in
         # reverse): ("defer", stmt), ("drop", slot) for an owning handle variable,
         # ("temp", slot) for an owning temporary of the current statement,
@@ -327,6 +336,11 @@ class FnGen:
         self.types = inst.types
         self.coro = None
         self.task = None   # an async fn's (coro/async_.py)
+        # This function's instance, then the async callees whose bodies are being
+        # emitted in place of `await g(…)` (innermost last; `inst` is the last),
+        # and where the innermost one's `return` goes: (result slot, block).
+        self.inline_chain: list[FnInstance] = [inst]
+        self.inline_exit: tuple[ir.Value | None, ir.Block] | None = None
         self.temps: dict[int, ir.Value] = {}   # owning temporaries' slots, by expression
         self.current_span = inst.decl.span
 
@@ -340,7 +354,8 @@ class FnGen:
     def slot(self, var: LocalVar) -> ir.Value:
         if id(var) not in self.slots:
             self.slots[id(var)] = self.alloca(var.type, var.name)
-        return self.slots[id(var)]
+        slot = self.slots[id(var)]
+        return slot() if callable(slot) else slot
 
     def load(self, ptr: ir.Value, t: Type) -> ir.Value:
         """The value at `ptr`; for an aggregate, a pointer to a fresh copy."""
@@ -410,7 +425,9 @@ class FnGen:
             if t == VOID:
                 continue
             if self.task is not None:   # in the context its caller filled in
-                self.slots[id(var)] = self.task.param_slot(i, param.is_self and param.mut_self)
+                # addressed afresh at each use: from the context the code after a
+                # suspension is given, so that CoroSplit keeps no address in the frame
+                self.slots[id(var)] = functools.partial(self.task.param_slot, i, param.is_self and param.mut_self)
                 continue
             arg = next(args)
             arg.name = name
@@ -697,6 +714,13 @@ class FnGen:
 
     def stmt_Return(self, s: ast.Return) -> None:
         value = self.expr(s.value) if s.value is not None else None
+        if self.inline_exit is not None:   # an inlined async callee's
+            result, after = self.inline_exit
+            if result is not None:
+                self.store(value, result, self.inst.ret)
+            self.unwind_to(0)
+            self.b.branch(after)
+            return
         if self.task is not None:
             if self.inst.ret != VOID:
                 self.store(value, self.task.result_slot(), self.inst.ret)
@@ -760,6 +784,38 @@ class FnGen:
                 self.store(value, awaiter, info.awaiter)
         self.coro.await_(info, awaiter)
         return self.call(info.resume, [awaiter])
+
+    def emit_inlined(self, callee: FnInstance, args: list[ir.Value]) -> ir.Value | None:
+        """`callee`'s body in place of a call of it (an `await` of an async fn:
+        coro/async_.py decides which), its parameters bound to `args`. It runs
+        in this function's context: its own awaits suspend this function."""
+        saved = (self.inst, self.types, self.slots, self.scopes, self.loops, self.temps,
+                 self.current_span, self.inline_exit)
+        result = self.alloca(callee.ret, f"{callee.decl.name}.result") if callee.ret != VOID else None
+        after = self.block(f"{callee.decl.name}.end")
+        self.inst, self.types, self.slots, self.scopes, self.loops, self.temps = callee, callee.types, {}, [], [], {}
+        self.inline_exit = (result, after)
+        self.inline_chain.append(callee)
+        values = iter(args)
+        for param, (_, t) in zip(callee.decl.params, callee.params):
+            if t == VOID:
+                continue
+            var = callee.locals[param]
+            if param.is_self and param.mut_self:
+                self.slots[id(var)] = next(values)   # the caller's place
+            else:
+                self.store(next(values), self.slot(var), t)   # the callee's own copy, as in a context
+        self.scopes.append([("drop", (self.slot(v), v.type)) for v in
+                            (callee.locals[p] for p in callee.decl.params) if v.owned])
+        self.emit_block(callee.decl.body)
+        if not self.b.block.is_terminated:
+            self.run_cleanups(self.scopes[-1])
+            self.b.branch(after)
+        self.inline_chain.pop()
+        (self.inst, self.types, self.slots, self.scopes, self.loops, self.temps,
+         self.current_span, self.inline_exit) = saved
+        self.b.position_at_end(after)
+        return None if result is None else self.load(result, callee.ret)
 
     def expr_Spawn(self, e: ast.Spawn) -> ir.Value:
         return self.task.spawn(e.operand)

@@ -35,6 +35,8 @@ loop (`pc.async.run`, around std/async's `__sched_next`).
 """
 from __future__ import annotations
 
+import functools
+
 from llvmlite import ir
 
 from ...frontend import ast
@@ -42,7 +44,7 @@ from ...frontend.layout import size_align
 from ...frontend.program import DirectCall, FnInstance
 from ...frontend.types import VOID, Type
 from .. import intrinsics
-from ..llvmcompat import I1, I32, I64, PTR, TypedCallee, field_ptr, mark_presplit_coroutine, volatile_load
+from ..llvmcompat import I1, I32, I64, PTR, TypedCallee, alloca, field_ptr, mark_presplit_coroutine, volatile_load
 
 PARENT, RESUME, TASK = range(3)   # every context's header
 CONTEXT_ALIGN = 16
@@ -204,8 +206,8 @@ def start_task(mg, b: ir.IRBuilder, inst: FnInstance, store_args) -> ir.Value:
     """A new task whose first context calls `inst`; `store_args(ctx)` fills in the
     arguments. Returns the task."""
     size = context_size(mg, b, inst)
-    task = call_runtime(mg, b, "__task_new", [size])
-    ctx = call_runtime(mg, b, "__task_alloc", [task, size])
+    task = call_runtime(mg, b, "__task_new", [size, stack_slack(mg, b, inst)])
+    ctx = call_runtime(mg, b, "__task_root", [task])
     header = header_type()
     b.store(ir.Constant(PTR, None), field_ptr(b, ctx, header, PARENT))
     b.store(task_end(mg), field_ptr(b, ctx, header, RESUME))
@@ -244,12 +246,20 @@ class AsyncEmitter:
     def begin(self) -> None:
         fg, b = self.fg, self.fg.b
         mark_presplit_coroutine(fg.fn)
-        self.ctx = fg.fn.args[0]
+        # This function's context: its argument, and after each suspension what
+        # the resume function is given, projected (not the argument, which
+        # CoroSplit would then keep in the frame, 8 bytes of every context).
+        self.ctx_slot = alloca(fg.allocas, PTR, "ctx")
+        b.store(fg.fn.args[0], self.ctx_slot)
         coro_id = b.call(intrinsics.declare(self.mg.module, "llvm.coro.id.async"),
                          [I32(self.layout.size), I32(CONTEXT_ALIGN), I32(0), function_pointer(self.mg, fg.inst)],
                          name="id")
         self.handle = b.call(intrinsics.declare(self.mg.module, "llvm.coro.begin"),
                              [coro_id, ir.Constant(PTR, None)], name="hdl")
+
+    @property
+    def ctx(self) -> ir.Value:
+        return self.b.load(self.ctx_slot, typ=PTR, name="ctx")
 
     def param_slot(self, index: int, by_address: bool) -> ir.Value:
         """Where parameter `index` lives: in the context (its caller's copy);
@@ -282,8 +292,9 @@ class AsyncEmitter:
                  args: list[ir.Value]) -> None:
         """Suspend, tail-calling `then(args)`; `resume(ctx)` continues here, with
         `projection(ctx)` as this function's context."""
-        self.b.call(intrinsics.declare(self.mg.module, "llvm.coro.suspend.async.sl_p0s"),
-                    [I32(0), resume, projection, then] + args)
+        resumed = self.b.call(intrinsics.declare(self.mg.module, "llvm.coro.suspend.async.sl_p0s"),
+                              [I32(0), resume, projection, then] + args)
+        self.b.store(self.b.call(projection, [self.b.extract_value(resumed, 0)]), self.ctx_slot)
 
     def park(self) -> None:
         """Wait until something puts the task back on the ready queue."""
@@ -299,6 +310,8 @@ class AsyncEmitter:
         if callee.decl.kind == "intrinsic":   # std/async's `__park`
             self.park()
             return None
+        if self.mg.inline_async and inlinable(callee, fg.inline_chain):
+            return fg.emit_inlined(callee, args)
         layout = context(self.mg, callee)
         task = self.current_task()
         ctx = call_runtime(self.mg, b, "__task_alloc", [task, context_size(self.mg, b, callee)])
@@ -343,12 +356,67 @@ class AsyncEmitter:
         b.position_at_end(ready)
         value = None
         if t != VOID:
-            root = call_runtime(self.mg, b, "__join_root", [join])
+            root = call_runtime(self.mg, b, "__task_root", [join])
             # every context's result follows the header (Context)
             result = ir.LiteralStructType(list(header_type().elements) + [self.mg.llvm(t)])
             value = fg.load(field_ptr(b, root, result, len(header_type().elements)), t)
         call_runtime(self.mg, b, "__join_release", [join])
         return value
+
+
+# An awaited async fn whose body has at most this many syntax nodes is emitted
+# in place of the call (like Swift's SIL inliner, which LLVM cannot do for
+# async functions: a call is a suspension). `Channel.send`/`recv` and
+# `yield_now` are within it, so a channel operation that need not wait costs
+# no context, no tail call and no indirect jump.
+INLINE_BUDGET = 160
+INLINE_DEPTH = 3   # callees inlined into inlined callees, at most
+
+
+def inlinable(callee: FnInstance, chain: list[FnInstance]) -> bool:
+    """Whether `await callee(…)` inside the last of `chain` (the function being
+    emitted, then the callees inlined into it) becomes callee's body."""
+    return (callee.decl.body is not None and len(chain) <= INLINE_DEPTH
+            and all(callee is not f for f in chain)   # recursion: a real call
+            and syntax_size(callee.decl.body) <= INLINE_BUDGET)
+
+
+def awaited_calls(mg, inst: FnInstance, chain: tuple[FnInstance, ...] = ()) -> list[FnInstance]:
+    """The async fns that `inst`'s code awaits as calls of their own (not inlined
+    into it): each needs a context on the task's stack while it runs."""
+    chain += (inst,)
+    found: list[FnInstance] = []
+    for e, kind in inst.async_awaits.items():
+        callee = inst.calls[e.operand].fn if kind == "call" else None
+        if callee is None or callee.decl.kind == "intrinsic":   # `await j`, `await __park()`
+            continue
+        if mg.inline_async and inlinable(callee, list(chain)):
+            found += awaited_calls(mg, callee, chain)
+        else:
+            found.append(callee)
+    return found
+
+
+def stack_slack(mg, b: ir.IRBuilder, inst: FnInstance) -> ir.Value:
+    """Room to leave after a new task's first context: the largest context of the
+    calls its async fn awaits (0 when it awaits none), so that they need no
+    chunk of their own; deeper calls do (std/async's `__task_alloc`)."""
+    slack = I64(0)
+    for callee in {id(c): c for c in awaited_calls(mg, inst)}.values():   # once each
+        size = context_size(mg, b, callee)
+        slack = b.select(b.icmp_unsigned(">", size, slack), size, slack)
+    return slack
+
+
+@functools.lru_cache(maxsize=65536)   # bounded: one process may compile many programs
+def syntax_size(body: ast.Block) -> int:
+    def size(node) -> int:
+        if isinstance(node, tuple):
+            return sum(map(size, node))
+        if isinstance(node, ast.Node):
+            return 1 + sum(size(getattr(node, f)) for f in node.__dataclass_fields__ if f != "span")
+        return 0
+    return size(body)
 
 
 def intrinsic(fg, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
