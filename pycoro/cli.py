@@ -171,7 +171,16 @@ def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
     return [line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
+_ASYNC_PLACEMENT = {
+    "inlined": "inlined: runs in the awaiting fn's context",
+    "call": "its {} context on the task's stack",
+    "spawn": "a new task: its {} context in the task's block",
+}
+
+
 def _placement(s, gpu: bool) -> str:
+    if s.async_kind is not None:
+        return _ASYNC_PLACEMENT[s.async_kind].format(f"{s.context} B" if s.context else "")
     heap = "device heap: refused unless --allow-device-heap" if gpu else "heap-allocated"
     if s.buffer is None:   # switched-resume: the frame
         return f"elided: lives in {s.caller}'s stack frame" if s.elided else heap

@@ -210,9 +210,13 @@ class Compilation:
                       (id(f) in called or not f.decl.span.file.startswith("<stdlib>"))]
         o2_text = str(lowered[self.options.opt_level])
         frames = explain.frames(lowered[0], machine.target_data, coroutines, o2_text)
-        async_fns = [f for f in program.functions if f.is_async and not f.decl.span.file.startswith("<stdlib>")]
-        return (frames + explain.async_frames(lowered[0], machine.target_data, async_fns, o2_text),
-                explain.sites(o2_text, gen.sites, frames))
+        # the program's own async fns, and the library's ones it awaits as calls or spawns
+        awaited = {id(callee) for _, span, callee, kind in gen.async_sites if kind != "inlined"}
+        async_fns = [f for f in program.functions if f.is_async and
+                     (id(f) in awaited or not f.decl.span.file.startswith("<stdlib>"))]
+        async_frames = explain.async_frames(lowered[0], machine.target_data, async_fns, o2_text)
+        return (frames + async_frames,
+                explain.sites(o2_text, gen.sites, frames) + explain.async_sites(gen.async_sites, async_frames))
 
     def run(self, check_leaks: bool = False) -> int:
         module, machine = self.lowered(jit_mode=True)

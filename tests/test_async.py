@@ -150,3 +150,22 @@ def test_a_context_keeps_no_address_in_its_frame(pycoro, tmp_path):
     lowered = _emit(pycoro, tmp_path, PINGPONG, "lowered", "-O2")
     size = int(re.search(r'^@"?pc\.one\.fp"? = [^\n]*<\{ i32 0, i32 (\d+) \}>', lowered, re.M).group(1))
     assert size == 32   # parent, resume, task, i
+
+
+def test_explain_reports_each_async_call_site(pycoro, tmp_path):
+    src = tmp_path / "prog.pc"
+    src.write_text(PINGPONG + CHAIN.replace("async fn main()", "async fn chain()"))
+
+    def rows(*flags) -> tuple[set[tuple[str, ...]], str]:
+        proc = pycoro("explain", *flags, src)
+        assert proc.returncode == 0, proc.stderr
+        return {tuple(re.split(r"\s{2,}", line[line.index("prog.pc:"):]))
+                for line in proc.stdout.splitlines() if "prog.pc:" in line}, proc.stdout
+
+    optimised, out = rows()
+    assert ("prog.pc:4:19", "pong", "Channel<i64>.recv", "inlined: runs in the awaiting fn's context") in optimised
+    assert ("prog.pc:15:11", "main", "one", "a new task: its 32 B context in the task's block") in optimised
+    depth = re.search(r"^depth\s+async\s+(\d+) B context", out, re.M).group(1)
+    assert ("prog.pc:20:18", "depth", "depth", f"its {depth} B context on the task's stack") in optimised
+    unoptimised, _ = rows("-O0")
+    assert not any(row[3].startswith("inlined") for row in unoptimised)

@@ -40,6 +40,8 @@ class SiteReport:
     span: object = None   # the call's Span, for diagnostics
     buffer: int | None = None    # a retcon coroutine's: bytes of the buffer in its control block
     overflows: bool = False      # a retcon frame bigger than that buffer (then on the heap)
+    async_kind: str | None = None   # an async call: "inlined", "call" (awaited) or "spawn"
+    context: int | None = None      # then: the callee's context, in bytes
 
 
 _RELOAD = re.compile(r'%"?([A-Za-z_][\w.$-]*?)(?:(?:\.reload|\.spill)?\.addr\d*)?"? = getelementptr inbounds (?:nuw )?'
@@ -97,6 +99,23 @@ def async_frames(o0: llvm.ModuleRef, target_data: llvm.TargetData, functions: li
                                       target_data.get_abi_size(el)))
         reports.append(report)
     return reports
+
+
+def async_sites(recorded: list[tuple[FnInstance, object, FnInstance, str]],
+                frames: list[FrameReport]) -> list[SiteReport]:
+    """Per `await`/`spawn` of an async fn in the program's own files: whether the
+    callee's body was inlined, or where its context lives. A site inlined into
+    several callers is reported once per distinct outcome."""
+    sizes = {f.coroutine: f.size for f in frames if f.abi == "async"}
+    seen, reports = set(), []
+    for caller, span, callee, kind in recorded:
+        key = (str(span), callee.display, kind)
+        if span.file.startswith("<stdlib>") or key in seen:
+            continue
+        seen.add(key)
+        reports.append(SiteReport(str(span), caller.display, callee.display, kind == "inlined", span,
+                                  async_kind=kind, context=sizes.get(callee.display)))
+    return sorted(reports, key=lambda r: (r.span.file, r.span.line, r.span.col, r.async_kind))
 
 
 def _field_names(o0: llvm.ModuleRef) -> dict[tuple[str, int], str]:

@@ -61,6 +61,8 @@ class ModuleGen:
         self.explain = explain
         self.internal = False
         self.sites: list[tuple[FnInstance, object, FnInstance]] = []  # caller, span, callee
+        # explain's async sites: caller, span, callee, "inlined" | "call" | "spawn"
+        self.async_sites: list[tuple[FnInstance, object, FnInstance, str]] = []
         # A context of its own: named struct types would otherwise collide when one
         # process compiles twice (the global context keeps them).
         self.module = ir.Module(name=name, context=ir.Context())

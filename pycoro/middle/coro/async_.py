@@ -310,7 +310,9 @@ class AsyncEmitter:
         if callee.decl.kind == "intrinsic":   # std/async's `__park`
             self.park()
             return None
-        if self.mg.inline_async and inlinable(callee, fg.inline_chain):
+        inline = self.mg.inline_async and inlinable(callee, fg.inline_chain)
+        self._explain(call, callee, "inlined" if inline else "call")
+        if inline:
             return fg.emit_inlined(callee, args)
         layout = context(self.mg, callee)
         task = self.current_task()
@@ -339,8 +341,13 @@ class AsyncEmitter:
             else:
                 self.fg.store(next(values), slot, t)
 
+    def _explain(self, call: ast.Call, callee: FnInstance, kind: str) -> None:
+        if self.mg.explain:
+            self.mg.async_sites.append((self.fg.inst, call.span, callee, kind))
+
     def spawn(self, call: ast.Call) -> ir.Value:
         target: DirectCall = self.fg.inst.calls[call]
+        self._explain(call, target.fn, "spawn")
         args = self.fg.call_arguments(call, target)
         return start_task(self.mg, self.b, target.fn, lambda ctx: self.store_arguments(target.fn, ctx, args))
 
