@@ -1,7 +1,9 @@
 """An on-disk cache of compiled artefacts, keyed by content and versions.
 
 $PYCORO_CACHE_DIR, else $XDG_CACHE_HOME/pycoro, else ~/.cache/pycoro.
-A cache that cannot be written is simply not used.
+A cache that cannot be written is simply not used. Programs' object code
+(`pycoro run`, pycoro.embed) is kept for the most recently used
+`MAX_OBJECTS` programs; older entries are deleted when a new one is stored.
 
 Every key covers the compiler itself: pycoro's version, llvmlite's, and a
 hash of pycoro's own sources and stdlib, so that an edited checkout never
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -18,6 +21,8 @@ from pathlib import Path
 import llvmlite
 
 from . import __version__
+from .backend.targets import host_description
+from .paths import stdlib_dir
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -32,7 +37,6 @@ def cache_dir() -> Path:
 @functools.cache
 def compiler_fingerprint() -> str:
     """A hash of the compiler's sources and stdlib (a few ms, once per process)."""
-    from .frontend.resolve import stdlib_dir
     h = hashlib.sha256(f"pycoro {__version__} llvmlite {llvmlite.__version__}".encode())
     files = sorted([*_PACKAGE.rglob("*.py"), *_PACKAGE.rglob("*.lark"), *stdlib_dir().glob("*.pc")])
     for path in files:
@@ -77,3 +81,55 @@ def store(kind: str, digest: str, data: str | bytes) -> None:
         os.replace(tmp, directory / f"{kind}-{digest}")
     except OSError:
         pass
+
+
+# ---- object code of a program, for loading into this process
+
+def object_key(kind: str, source: str, base_dir: Path, options) -> str:
+    """An entry is keyed by the program's source, where its imports are looked
+    up, the options and the host CPU; it records each imported file's hash
+    (store_object), and is used only while those files are unchanged."""
+    return key(kind, source, str(base_dir), repr(options), host_description())
+
+
+def load_object(kind: str, entry_key: str) -> tuple[bytes, object] | None:
+    """The object code and metadata of a valid entry."""
+    try:
+        entry = json.loads(load(f"{kind}.json", entry_key) or "null")
+        code = load_bytes(f"{kind}.o", entry_key)
+        if entry is None or code is None or digest(code) != entry["object"]:
+            return None
+        for path, want in entry["imports"]:
+            if digest(Path(path).read_bytes()) != want:
+                return None
+        os.utime(cache_dir() / f"{kind}.json-{entry_key}")   # used: the newest to keep
+        return code, entry["meta"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None   # unreadable or from another layout: compile again
+
+
+def store_object(kind: str, entry_key: str, code: bytes, meta, imported: list[Path]) -> None:
+    deps = [[str(p), digest(p.read_bytes())] for p in imported if p.is_file()]
+    store(f"{kind}.o", entry_key, code)   # the .json last: it is what makes an entry valid
+    store(f"{kind}.json", entry_key, json.dumps({"meta": meta, "imports": deps, "object": digest(code)}))
+    evict()
+
+
+MAX_OBJECTS = 500
+
+
+def evict(keep: int = MAX_OBJECTS) -> None:
+    """Delete the entries of all but the `keep` most recently used programs."""
+    try:
+        entries = [(p.stat().st_mtime, p) for p in cache_dir().glob("*.json-*")]
+    except OSError:
+        return
+    if len(entries) <= keep:
+        return
+    for _, entry in sorted(entries)[:len(entries) - keep]:
+        kind, _, key_part = entry.name.partition(".json-")
+        for path in (entry, entry.with_name(f"{kind}.o-{key_part}")):
+            try:
+                path.unlink()
+            except OSError:
+                pass

@@ -12,8 +12,7 @@ from typing import Optional
 
 import typer
 
-from .diagnostics import CompileError, print_diagnostics
-from .driver import LeakError
+from .diagnostics import CompileError, LeakError, print_diagnostics
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="pycoro: compile and run PyCoro programs.")
@@ -88,17 +87,21 @@ def _guard(action) -> None:
     raise typer.Exit(status or 0)
 
 
-def _compilation(file: str, opt: int = 2, target: str = "native", arch: str | None = None,
-                 allow_device_heap: bool = False, trampoline: bool = False, real_time: bool = False):
+def _options(opt: int = 2, target: str = "native", arch: str | None = None,
+             allow_device_heap: bool = False, trampoline: bool = False, real_time: bool = False):
     from .backend.targets import DEFAULT_GPU_ARCH, nvptx_arches
     from .diagnostics import Diagnostic
-    from .driver import Compilation, Options
+    from .options import Options
     if arch is not None and arch not in nvptx_arches():
         raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
                                        hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
-    return Compilation.from_file(file, Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
-                                               allow_device_heap=allow_device_heap, trampoline=trampoline,
-                                               real_time=real_time))
+    return Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
+                   allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time)
+
+
+def _compilation(file: str, *args, **kwargs):
+    from .driver import Compilation   # the whole compiler: imported only when needed
+    return Compilation.from_file(file, _options(*args, **kwargs))
 
 
 TargetOption = typer.Option(Target.native, "--target", help="native (this CPU) or nvptx (PTX for NVIDIA GPUs)")
@@ -117,7 +120,14 @@ def run(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptL
     # Compiled code never returns to Python's signal check: let Ctrl-C end the
     # program the way it ends a native one.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    _guard(lambda: _compilation(file, opt, trampoline=trampoline, real_time=real_time).run(check_leaks) & 0xFF)
+    def action():
+        from .rerun import run_cached
+        options = _options(opt, trampoline=trampoline, real_time=real_time)
+        status = run_cached(file, options, check_leaks)   # compiled before: no compiler needed
+        if status is None:
+            status = _compilation(file, opt, trampoline=trampoline, real_time=real_time).run(check_leaks)
+        return status & 0xFF
+    _guard(action)
 
 
 @app.command()

@@ -142,3 +142,11 @@ class Reporter:
     def check(self) -> None:
         if self.failed:
             raise CompileError(self.diagnostics)
+
+
+class LeakError(Exception):
+    """`--check-leaks` found coroutine frames still allocated when `main` returned."""
+
+    def __init__(self, live: int):
+        super().__init__(f"{live} coroutine frame{'s' * (live != 1)} leaked: allocated and never freed")
+        self.live = live

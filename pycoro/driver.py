@@ -12,48 +12,31 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import llvmlite.binding as llvm
 
-from . import cache
+from . import cache, rerun
 from .backend import clib, jit, link, targets
-from .diagnostics import CompileError, Diagnostic, Reporter
+from .diagnostics import CompileError, Diagnostic, LeakError, Reporter
 from .frontend import ast, exports
 from .frontend.check import check_program
 from .frontend.program import CheckedProgram
-from .frontend.resolve import load, stdlib_dir
+from .frontend.resolve import load
+from .paths import stdlib_dir
 from .middle import gpu, intrinsics
 from .middle.irgen import ModuleGen
 from .middle.coro import resume_cc
 from .middle.passes import inline_ramps, run_gpu_pipeline, run_pipeline
 from .middle.runtime import LIVE_FRAMES
+from .options import Options
 
-
-class LeakError(Exception):
-    """`--check-leaks` found coroutine frames still allocated when `main` returned."""
-
-    def __init__(self, live: int):
-        super().__init__(f"{live} coroutine frame{'s' * (live != 1)} leaked: allocated and never freed")
-        self.live = live
+__all__ = ["Compilation", "InternalError", "LeakError", "Options"]
 
 
 class InternalError(Exception):
     """A bug in pycoro (the CLI reports it as `internal compiler error`, status 70)."""
-
-
-@dataclass(frozen=True)
-class Options:
-    opt_level: int = 2
-    target: str = "native"            # or "nvptx"
-    arch: str = targets.DEFAULT_GPU_ARCH
-    allow_device_heap: bool = False   # nvptx: accept frames from the device heap
-    trampoline: bool = False          # symmetric transfer through a resume loop (always on nvptx)
-    gpu_emulation: bool = False       # native: kernels run on the CPU, through launchers (pycoro.gpu)
-    exports: tuple[str, ...] = ()     # functions (by name) that stay visible, for embedding (pycoro.embed)
-    need_main: bool = True            # a program (not a library for embedding) must have `main`
-    real_time: bool = False           # async programs: the wall clock instead of virtual time
 
 
 class Compilation:
@@ -218,12 +201,14 @@ class Compilation:
         return (frames + async_frames,
                 explain.sites(o2_text, gen.sites, frames) + explain.async_sites(gen.async_sites, async_frames))
 
-    def run(self, check_leaks: bool = False) -> int:
-        module, machine = self.lowered(jit_mode=True)
-        status, live = jit.run_main(module, machine, LIVE_FRAMES)
-        if check_leaks and live:
-            raise LeakError(live)
-        return status
+    def run(self, check_leaks: bool = False, use_cache: bool = True) -> int:
+        """Compile for this process (or take the object code from the on-disk
+        cache, as Python takes a .pyc) and call `main`."""
+        def compile() -> tuple[bytes, None]:
+            module, machine = self.lowered(jit_mode=True)
+            return machine.emit_object(module), None
+        code, _, _ = self.cached_object(rerun.KIND, compile, use_cache)
+        return rerun.run_object(code, self.options, check_leaks)
 
     def load(self) -> jit.Loaded:
         """Compile for the host and load into this process (pycoro.gpu)."""
@@ -241,26 +226,26 @@ class Compilation:
     def export_object(self, use_cache: bool = True) -> tuple[list[exports.Export], bytes, bool]:
         """The program's exports and the object code of it with their wrappers,
         compiled for loading into this process (pycoro.embed); the third item
-        says whether it came from the on-disk cache (cache.py) instead.
+        says whether it came from the on-disk cache (cache.py) instead."""
+        def compile() -> tuple[bytes, list]:
+            found, library = self.with_exports()
+            module, machine = library.lowered(jit_mode=True)
+            return machine.emit_object(module), [e.to_json() for e in found]
+        code, found, hit = self.cached_object("module", compile, use_cache)
+        return [exports.Export.from_json(e) for e in found], code, hit
 
-        An entry is keyed by the source, where its imports are looked up, the
-        options and the host CPU, and records each imported file's hash: it is
-        used only while those files are unchanged."""
-        o = self.options
-        digest = cache.key("module", self.source, str(self.base_dir), repr(o), targets.host_description())
+    def cached_object(self, kind: str, compile, use_cache: bool) -> tuple[bytes, object, bool]:
+        """`compile()`'s object code and metadata (JSON), or the cache's
+        (cache.object_key says what an entry is keyed by)."""
+        digest = cache.object_key(kind, self.source, self.base_dir, self.options)
         if use_cache:
-            hit = _cached_module(digest)
+            hit = cache.load_object(kind, digest)
             if hit is not None:
                 return hit[0], hit[1], True
-        found, library = self.with_exports()
-        module, machine = library.lowered(jit_mode=True)
-        code = machine.emit_object(module)
+        code, meta = compile()
         if use_cache:
-            deps = [[str(p), cache.digest(p.read_bytes())] for p in self.imported if p.is_file()]
-            cache.store("module.o", digest, code)   # the .json last: it is what makes an entry valid
-            cache.store("module.json", digest, json.dumps(
-                {"exports": [e.to_json() for e in found], "imports": deps, "object": cache.digest(code)}))
-        return found, code, False
+            cache.store_object(kind, digest, code, meta, self.imported)
+        return code, meta, False
 
     def shared_library(self, output: str) -> str:
         """Write a shared library of the program's exports and its C header
@@ -320,20 +305,6 @@ def runtime_ir() -> str:
         cached = _compile_runtime(source, path)
         cache.store("runtime.ll", digest, cached)
     return cached
-
-
-def _cached_module(digest: str) -> tuple[list[exports.Export], bytes] | None:
-    try:
-        entry = json.loads(cache.load("module.json", digest) or "null")
-        code = cache.load_bytes("module.o", digest)
-        if entry is None or code is None or cache.digest(code) != entry["object"]:
-            return None
-        for path, want in entry["imports"]:
-            if cache.digest(Path(path).read_bytes()) != want:
-                return None
-        return [exports.Export.from_json(e) for e in entry["exports"]], code
-    except (OSError, ValueError, KeyError, TypeError):
-        return None   # unreadable or from another layout: compile again
 
 
 def _compile_runtime(source: str, path: Path) -> str:

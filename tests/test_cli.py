@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -112,3 +113,60 @@ def test_one_process_compiles_the_same_program_twice(tmp_path):
                    "fn main() { for p in g() { print(p.x); } }\n")
     for _ in range(2):
         Compilation.from_file(str(src)).lowered()
+
+
+# ---- `pycoro run` of a program compiled before: object code from the cache
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYCORO_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_run_takes_a_program_compiled_before_from_the_cache(cache_dir, tmp_path, pycoro):
+    from pycoro import rerun
+    from pycoro.options import Options
+    (tmp_path / "helper.pc").write_text("fn base() -> i64 { return 1; }\n")
+    prog = tmp_path / "main.pc"
+    prog.write_text('import "helper.pc";\nfn main() -> i32 { print(base() + 10); return 3; }\n')
+    assert rerun.run_cached(str(prog), Options(), False) is None
+    first = pycoro("run", prog)
+    assert (first.returncode, first.stdout) == (3, "11\n"), first.stderr
+    assert len(list(cache_dir.glob("run.o-*"))) == 1
+    # the entry is what runs now: without the compiler, with the same result
+    proc = subprocess.run([sys.executable, "-c", RUN_WITHOUT_COMPILER, str(prog)], capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout) == (3, "11\n"), proc.stderr
+    # other options, or an imported file changed: compiled again
+    assert (pycoro("run", "-O0", prog).stdout, len(list(cache_dir.glob("run.o-*")))) == ("11\n", 2)
+    (tmp_path / "helper.pc").write_text("fn base() -> i64 { return 2; }\n")
+    assert rerun.run_cached(str(prog), Options(), False) is None
+    assert pycoro("run", prog).stdout == "12\n"
+
+
+# Runs a program from the cache in a process where importing the compiler fails.
+RUN_WITHOUT_COMPILER = """
+import sys
+for stage in ("pycoro.driver", "pycoro.frontend", "pycoro.middle.irgen", "lark"):
+    sys.modules[stage] = None
+from pycoro import rerun
+from pycoro.options import Options
+status = rerun.run_cached(sys.argv[1], Options(), False)
+sys.exit(200 if status is None else status)
+"""
+
+
+def test_a_damaged_run_entry_is_compiled_again(cache_dir, hello, pycoro):
+    assert pycoro("run", hello).returncode == 0
+    for entry in cache_dir.glob("run.o-*"):
+        entry.write_bytes(b"not an object file")
+    proc = pycoro("run", hello)
+    assert (proc.returncode, proc.stdout) == (0, "hi 1.5\n"), proc.stderr
+
+
+def test_the_cache_keeps_the_most_recently_used_programs(cache_dir, tmp_path, pycoro):
+    from pycoro import cache
+    for i in range(3):
+        (tmp_path / f"p{i}.pc").write_text(f"fn main() {{ print({i}); }}\n")
+        assert pycoro("run", tmp_path / f"p{i}.pc").stdout == f"{i}\n"
+    cache.evict(keep=2)
+    assert len(list(cache_dir.glob("run.json-*"))) == len(list(cache_dir.glob("run.o-*"))) == 2

@@ -9,14 +9,11 @@ import llvmlite.binding as llvm
 _libc = ctypes.CDLL(None)
 
 
-def run_main(module: llvm.ModuleRef, machine: llvm.TargetMachine, live_frames: str) -> tuple[int, int]:
+def run_main(loaded: "Loaded", live_frames: str) -> tuple[int, int]:
     """Call the program's C `main`; return its exit status and how many
     coroutine frames were still allocated afterwards."""
-    engine = llvm.create_mcjit_compiler(module, machine)
-    engine.finalize_object()
-    entry = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)(
-        engine.get_function_address("main"))
-    counter = engine.get_function_address(live_frames)
+    entry = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)(loaded.address("main"))
+    counter = loaded.engine.get_function_address(live_frames)
     sys.stdout.flush()
     sys.stderr.flush()
     status = entry(0, None)

@@ -15,17 +15,9 @@ from .gpu import GPU_BUILTINS
 from . import messages as M
 from .parser import parse
 from ..diagnostics import CompileError, Diagnostic, Reporter, Span
+from ..paths import stdlib_dir
 
 BUILTIN_FUNCTIONS = ("print", "assert", "panic", "noop_handle", *GPU_BUILTINS)
-
-
-def stdlib_dir() -> Path:
-    """The stdlib: installed as pycoro/stdlib, or the checkout's top-level stdlib/."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "stdlib", here.parent / "stdlib"):
-        if (candidate / "prelude.pc").is_file():
-            return candidate
-    raise RuntimeError(f"pycoro's stdlib is missing (looked in {here / 'stdlib'})")
 
 
 def _stdlib_display(name: str) -> str:

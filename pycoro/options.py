@@ -1,0 +1,20 @@
+"""What a compilation is asked for. Light: the cached `pycoro run` (rerun.py)
+keys its lookup by these without importing the compiler."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .backend.targets import DEFAULT_GPU_ARCH
+
+
+@dataclass(frozen=True)
+class Options:
+    opt_level: int = 2
+    target: str = "native"            # or "nvptx"
+    arch: str = DEFAULT_GPU_ARCH
+    allow_device_heap: bool = False   # nvptx: accept frames from the device heap
+    trampoline: bool = False          # symmetric transfer through a resume loop (always on nvptx)
+    gpu_emulation: bool = False       # native: kernels run on the CPU, through launchers (pycoro.gpu)
+    exports: tuple[str, ...] = ()     # functions (by name) that stay visible, for embedding (pycoro.embed)
+    need_main: bool = True            # a program (not a library for embedding) must have `main`
+    real_time: bool = False           # async programs: the wall clock instead of virtual time
