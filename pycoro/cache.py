@@ -21,7 +21,6 @@ from pathlib import Path
 import llvmlite
 
 from . import __version__
-from .backend.targets import host_description
 from .paths import stdlib_dir
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -89,6 +88,7 @@ def object_key(kind: str, source: str, base_dir: Path, options) -> str:
     """An entry is keyed by the program's source, where its imports are looked
     up, the options and the host CPU; it records each imported file's hash
     (store_object), and is used only while those files are unchanged."""
+    from .backend.targets import host_description   # LLVM: only for object code
     return key(kind, source, str(base_dir), repr(options), host_description())
 
 

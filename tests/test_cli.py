@@ -170,3 +170,21 @@ def test_the_cache_keeps_the_most_recently_used_programs(cache_dir, tmp_path, py
         assert pycoro("run", tmp_path / f"p{i}.pc").stdout == f"{i}\n"
     cache.evict(keep=2)
     assert len(list(cache_dir.glob("run.json-*"))) == len(list(cache_dir.glob("run.o-*"))) == 2
+
+
+def test_the_stdlibs_syntax_trees_come_from_the_cache(cache_dir, monkeypatch):
+    from pycoro.frontend import parser
+    from pycoro.paths import stdlib_dir
+    text = (stdlib_dir() / "async.pc").read_text()
+    first = parser.parse_cached(text, "<stdlib>/async.pc")
+    assert list(cache_dir.glob("ast-*"))
+
+    def refuse(*_):
+        raise AssertionError("parsed although the cache has it")
+    monkeypatch.setattr(parser, "parse", refuse)
+    again = parser.parse_cached(text, "<stdlib>/async.pc")
+    assert [d.name for d in again.decls if hasattr(d, "name")] == [d.name for d in first.decls if hasattr(d, "name")]
+    for entry in cache_dir.glob("ast-*"):
+        entry.write_bytes(b"damaged")
+    with pytest.raises(AssertionError, match="parsed although"):
+        parser.parse_cached(text, "<stdlib>/async.pc")   # a damaged entry is parsed again

@@ -13,15 +13,18 @@ from pathlib import Path
 from . import ast
 from .gpu import GPU_BUILTINS
 from . import messages as M
-from .parser import parse
+from .parser import parse, parse_cached
 from ..diagnostics import CompileError, Diagnostic, Reporter, Span
 from ..paths import stdlib_dir
 
 BUILTIN_FUNCTIONS = ("print", "assert", "panic", "noop_handle", *GPU_BUILTINS)
 
 
+STDLIB_PREFIX = "<stdlib>/"   # how diagnostics name the stdlib's files
+
+
 def _stdlib_display(name: str) -> str:
-    return f"<stdlib>/{name}.pc"
+    return f"{STDLIB_PREFIX}{name}.pc"
 
 
 def load(display: str, text: str, base_dir: Path, prelude: bool = True,
@@ -35,7 +38,7 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
 
     def visit(display: str, text: str, here: Path) -> None:
         try:
-            module = parse(text, display)
+            module = (parse_cached if display.startswith(STDLIB_PREFIX) else parse)(text, display)
         except CompileError as err:
             errors.extend(err.diagnostics)
             return

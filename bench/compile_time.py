@@ -1,0 +1,86 @@
+"""Time compiling each workload, and starting a program, against ANCHORS.md's rows
+"compile one such program" and "start-up".
+
+    python bench/compile_time.py [--rounds 7]
+
+Compile: wall time of `pycoro build -O2 --emit obj W.pc` (a whole process:
+Python start-up, parse, check, LLVM's pipeline, code generation; the runtime
+is in the cache, as after any first use) against `clang++-19 -O2 -std=c++20
+-c` of the workload's C++ anchor and `cc -O2 -c` of its C one. Start-up:
+`pycoro run examples/hello.pc` compiling, and again from its cache entry,
+against `python -c pass` and `import llvmlite.binding`. Rounds are
+interleaved; the table shows medians.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+WORKLOADS = ["gen_sum", "gen_pipeline", "tree_walk", "task_chain", "async_pingpong", "async_fanout"]
+
+
+def wall(cmd: list[str], env: dict, cwd: Path = ROOT) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, cwd=cwd, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def commands(tmp: Path) -> dict[str, dict[str, list[str]]]:
+    """Per row: per column, the command to time."""
+    py = sys.executable
+    cxx = next((c for c in ("clang++-19", "clang++") if shutil.which(c)), None)
+    rows: dict[str, dict[str, list[str]]] = {}
+    for w in WORKLOADS:
+        row = {"pycoro": [py, "-m", "pycoro", "build", "-O2", "--emit", "obj", str(HERE / "workloads" / f"{w}.pc"),
+                          "-o", str(tmp / f"{w}.o")]}
+        if cxx and (HERE / "anchors" / f"{w}.cpp").exists():
+            row[cxx] = [cxx, "-O2", "-std=c++20", "-c", str(HERE / "anchors" / f"{w}.cpp"), "-o", str(tmp / f"{w}.cpp.o")]
+        if (HERE / "anchors" / f"{w}.c").exists():
+            row["cc"] = ["cc", "-O2", "-c", str(HERE / "anchors" / f"{w}.c"), "-o", str(tmp / f"{w}.c.o")]
+        rows[f"compile {w}"] = row
+    hello = str(ROOT / "examples" / "hello.pc")
+    rows["start-up"] = {"pycoro run (compiling)": [py, "-m", "pycoro", "run", hello],
+                        "pycoro run (cached)": [py, "-m", "pycoro", "run", hello],
+                        "python -c pass": [py, "-c", "pass"],
+                        "import llvmlite.binding": [py, "-c", "import llvmlite.binding"]}
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}   # as users run Python
+        env["PYCORO_CACHE_DIR"] = str(tmp / "cache")
+        rows = commands(tmp)
+        subprocess.run(rows["start-up"]["pycoro run (compiling)"], check=True, env=env,
+                       stdout=subprocess.DEVNULL)   # the runtime and .pyc files, once
+        times: dict[str, dict[str, list[float]]] = {r: {c: [] for c in cols} for r, cols in rows.items()}
+        for _ in range(args.rounds):
+            for row, cols in rows.items():
+                for column, cmd in cols.items():
+                    if column == "pycoro run (compiling)":
+                        for entry in (tmp / "cache").glob("run.*"):
+                            entry.unlink()
+                    times[row][column].append(wall(cmd, env))
+    columns = list(dict.fromkeys(c for cols in rows.values() for c in cols))
+    print("| row | " + " | ".join(columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    for row, cols in times.items():
+        cells = [f"{statistics.median(cols[c]) * 1000:.0f} ms" if c in cols else "—" for c in columns]
+        print(f"| {row} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
