@@ -25,6 +25,7 @@ ANCHORS = HERE / "anchors"
 # workload → (unit, anchors it has, the anchor its target is about (None: the best), target in words)
 TABLE = {
     "gen_sum": ("ns/item", ["c", "cpp", "numba"], None, "at or below the best anchor"),
+    "gen_noinline": ("ns/resume", ["c", "cpp"], None, "at or below the best anchor"),
     "gen_pipeline": ("ns/output", ["c", "cpp", "numba"], "cpp", "at or below clang++"),
     "tree_walk": ("ns/node", ["c", "cpp"], "cpp", "10x faster than clang++"),
     "task_chain": ("ns/task", ["cpp"], "cpp", "at or below clang++"),
