@@ -99,9 +99,9 @@ def _options(opt: int = 2, target: str = "native", arch: str | None = None,
                    allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time)
 
 
-def _compilation(file: str, *args, **kwargs):
+def _compilation(file: str, *args, options=None, **kwargs):
     from .driver import Compilation   # the whole compiler: imported only when needed
-    return Compilation.from_file(file, _options(*args, **kwargs))
+    return Compilation.from_file(file, options or _options(*args, **kwargs))
 
 
 TargetOption = typer.Option(Target.native, "--target", help="native (this CPU) or nvptx (PTX for NVIDIA GPUs)")
@@ -125,7 +125,7 @@ def run(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptL
         options = _options(opt, trampoline=trampoline, real_time=real_time)
         status = run_cached(file, options, check_leaks)   # compiled before: no compiler needed
         if status is None:
-            status = _compilation(file, opt, trampoline=trampoline, real_time=real_time).run(check_leaks)
+            status = _compilation(file, options=options).run(check_leaks)
         return status & 0xFF
     _guard(action)
 

@@ -10,7 +10,6 @@ reported as an internal compiler error before LLVM can abort the process.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -194,12 +193,12 @@ class Compilation:
         o2_text = str(lowered[self.options.opt_level])
         frames = explain.frames(lowered[0], machine.target_data, coroutines, o2_text)
         # the program's own async fns, and the library's ones it awaits as calls or spawns
-        awaited = {id(callee) for _, span, callee, kind in gen.async_sites if kind != "inlined"}
+        awaited = {id(callee) for _, _, callee, kind in gen.async_sites if kind != "inlined"}
         async_fns = [f for f in program.functions if f.is_async and
                      (id(f) in awaited or not f.decl.span.file.startswith("<stdlib>"))]
-        async_frames = explain.async_frames(lowered[0], machine.target_data, async_fns, o2_text)
-        return (frames + async_frames,
-                explain.sites(o2_text, gen.sites, frames) + explain.async_sites(gen.async_sites, async_frames))
+        contexts = explain.async_frames(lowered[0], machine.target_data, async_fns, o2_text)
+        return (frames + contexts,
+                explain.sites(o2_text, gen.sites, frames) + explain.async_sites(gen.async_sites, contexts))
 
     def run(self, check_leaks: bool = False, use_cache: bool = True) -> int:
         """Compile for this process (or take the object code from the on-disk

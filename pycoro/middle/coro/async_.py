@@ -29,6 +29,9 @@ context (with a volatile load: a constant folded before CoroSplit ran would
 be the size without the frame). Suspension and return are `musttail` calls
 under `swifttailcc`, so chains of awaits never grow the native stack.
 
+Above -O0 an `await` of a small async fn emits the callee's body in place
+(`inlinable`, FnGen.emit_inlined): it then runs in the awaiting fn's context.
+
 A task that waits (`await __park()` in std/async) tail-calls `pc.async.park`,
 which records its continuation in the task and returns to the executor's
 loop (`pc.async.run`, around std/async's `__sched_next`).
