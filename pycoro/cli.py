@@ -99,9 +99,9 @@ def _options(opt: int = 2, target: str = "native", arch: str | None = None,
                    allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time)
 
 
-def _compilation(file: str, *args, options=None, **kwargs):
+def _compilation(file: str, options):
     from .driver import Compilation   # the whole compiler: imported only when needed
-    return Compilation.from_file(file, options or _options(*args, **kwargs))
+    return Compilation.from_file(file, options)
 
 
 TargetOption = typer.Option(Target.native, "--target", help="native (this CPU) or nvptx (PTX for NVIDIA GPUs)")
@@ -125,7 +125,7 @@ def run(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptL
         options = _options(opt, trampoline=trampoline, real_time=real_time)
         status = run_cached(file, options, check_leaks)   # compiled before: no compiler needed
         if status is None:
-            status = _compilation(file, options=options).run(check_leaks)
+            status = _compilation(file, options).run(check_leaks)
         return status & 0xFF
     _guard(action)
 
@@ -152,7 +152,8 @@ def build(file: str = typer.Argument(..., help="the .pc program"),
             raise CompileError([Diagnostic("--emit ptx without --target nvptx: PTX is for GPUs", None)])
         if target is not Target.nvptx and (arch or allow_device_heap):
             raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
-        _compilation(file, opt, target.value, arch, allow_device_heap, real_time=real_time).build(emit.value, out)
+        _compilation(file, _options(opt, target.value, arch, allow_device_heap, real_time=real_time)).build(
+            emit.value, out)
         return 0
     _guard(action)
 
@@ -160,7 +161,7 @@ def build(file: str = typer.Argument(..., help="the .pc program"),
 @app.command()
 def check(file: str = typer.Argument(..., help="the .pc program"), target: Target = TargetOption):
     """Parse and type-check FILE only."""
-    _guard(lambda: (_compilation(file, target=target.value).check(), 0)[1])
+    _guard(lambda: (_compilation(file, _options(target=target.value)).check(), 0)[1])
 
 
 @app.command()
@@ -169,7 +170,7 @@ def explain(file: str = typer.Argument(..., help="the .pc program"), opt: int = 
     """Report coroutine frames, their ABIs, and heap elision per call site."""
 
     def action():
-        frames, sites = _compilation(file, opt, target.value, arch).explain()
+        frames, sites = _compilation(file, _options(opt, target.value, arch)).explain()
         print(render_explain(file, opt, frames, sites, gpu=target is Target.nvptx))
         return 0
     _guard(action)

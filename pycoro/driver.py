@@ -23,7 +23,7 @@ from .frontend import ast, exports
 from .frontend.check import check_program
 from .frontend.program import CheckedProgram
 from .frontend.resolve import load
-from .paths import stdlib_dir
+from .paths import in_stdlib, stdlib_dir, stdlib_display
 from .middle import gpu, intrinsics
 from .middle.irgen import ModuleGen
 from .middle.coro import resume_cc
@@ -82,13 +82,15 @@ class Compilation:
         program = self.check()
         kernels = [f.decl.name for f in program.functions if f.decl.kind == "kernel"]
         self.entry_points |= set(map(gpu.launcher_name, kernels)) if self.options.gpu_emulation else set(kernels)
-        module = ModuleGen(program, self.display, trampoline=trampoline,
-                           gpu_emulation=self.options.gpu_emulation,
-                           exported=frozenset(self.options.exports),
-                           real_time=self.options.real_time,
-                           inline_async=self.options.opt_level > 0).generate(entry=True, internal=True)
+        module = self._generator(program, trampoline).generate(entry=True, internal=True)
         module.triple = targets.triple_for(self.options.target)
         return str(module)
+
+    def _generator(self, program: CheckedProgram, trampoline: bool, explain: bool = False) -> ModuleGen:
+        o = self.options
+        return ModuleGen(program, self.display, explain=explain, trampoline=trampoline,
+                         gpu_emulation=o.gpu_emulation, exported=frozenset(o.exports),
+                         real_time=o.real_time, inline_async=o.opt_level > 0)
 
     @property
     def gpu(self) -> bool:
@@ -112,8 +114,7 @@ class Compilation:
         return "musttail call" in str(module)
 
     def machine(self, jit: bool = False) -> llvm.TargetMachine:
-        o = self.options
-        return targets.machine_for(o.target, o.arch, o.opt_level, jit)
+        return self.options.machine(jit)
 
     def link_runtime(self, ir_text: str) -> llvm.ModuleRef:
         module = _parse_ir(ir_text, self.display)
@@ -180,8 +181,7 @@ class Compilation:
         """Frames and elision, read back from LLVM's output (middle/explain.py)."""
         from .middle import explain
         program = self.check()
-        gen = ModuleGen(program, self.display, explain=True, trampoline=self.trampoline,
-                        inline_async=self.options.opt_level > 0)
+        gen = self._generator(program, self.trampoline, explain=True)
         text = str(gen.generate(entry=True, internal=False))
         machine = self.machine()
         lowered = {level: self.optimise(_parse_ir(text, self.display), machine, level)
@@ -189,13 +189,13 @@ class Compilation:
         # The program's own coroutines, and the library's ones it calls.
         called = {id(callee) for _, _, callee in gen.sites}
         coroutines = [f for f in program.functions if f.coro is not None and
-                      (id(f) in called or not f.decl.span.file.startswith("<stdlib>"))]
+                      (id(f) in called or not in_stdlib(f.decl.span.file))]
         o2_text = str(lowered[self.options.opt_level])
         frames = explain.frames(lowered[0], machine.target_data, coroutines, o2_text)
         # the program's own async fns, and the library's ones it awaits as calls or spawns
         awaited = {id(callee) for _, _, callee, kind in gen.async_sites if kind != "inlined"}
         async_fns = [f for f in program.functions if f.is_async and
-                     (id(f) in awaited or not f.decl.span.file.startswith("<stdlib>"))]
+                     (id(f) in awaited or not in_stdlib(f.decl.span.file))]
         contexts = explain.async_frames(lowered[0], machine.target_data, async_fns, o2_text)
         return (frames + contexts,
                 explain.sites(o2_text, gen.sites, frames) + explain.async_sites(gen.async_sites, contexts))
@@ -307,7 +307,7 @@ def runtime_ir() -> str:
 
 
 def _compile_runtime(source: str, path: Path) -> str:
-    modules = load("<stdlib>/rt.pc", source, path.parent, prelude=False)
+    modules = load(stdlib_display("rt"), source, path.parent, prelude=False)
     reporter = Reporter()
     program = check_program(modules, reporter, need_main=False)
     if reporter.failed:

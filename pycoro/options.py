@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .backend import targets
 from .backend.targets import DEFAULT_GPU_ARCH
 
 
@@ -18,3 +19,7 @@ class Options:
     exports: tuple[str, ...] = ()     # functions (by name) that stay visible, for embedding (pycoro.embed)
     need_main: bool = True            # a program (not a library for embedding) must have `main`
     real_time: bool = False           # async programs: the wall clock instead of virtual time
+
+    def machine(self, jit: bool = False):
+        """The LLVM target machine these options compile for (`jit`: for this process)."""
+        return targets.machine_for(self.target, self.arch, self.opt_level, jit)

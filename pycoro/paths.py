@@ -3,6 +3,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+STDLIB_PREFIX = "<stdlib>/"   # how diagnostics (and spans) name the stdlib's files
+
+
+def stdlib_display(name: str) -> str:
+    """The name of stdlib/NAME.pc in diagnostics and spans."""
+    return f"{STDLIB_PREFIX}{name}.pc"
+
+
+def in_stdlib(file: str) -> bool:
+    """Whether a span's file is one of the stdlib's."""
+    return file.startswith(STDLIB_PREFIX)
+
 
 def stdlib_dir() -> Path:
     """The stdlib: installed as pycoro/stdlib, or the checkout's top-level stdlib/."""

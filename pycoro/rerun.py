@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import cache
-from .backend import jit, targets
+from .backend import jit
 from .diagnostics import LeakError
 from .middle.runtime import LIVE_FRAMES
 from .options import Options
@@ -32,8 +32,7 @@ def run_cached(path: str, options: Options, check_leaks: bool) -> int | None:
 
 
 def run_object(code: bytes, options: Options, check_leaks: bool) -> int:
-    machine = targets.machine_for(options.target, options.arch, options.opt_level, True)
-    status, live = jit.run_main(jit.Loaded.from_object(code, machine), LIVE_FRAMES)
+    status, live = jit.run_main(jit.Loaded.from_object(code, options.machine(jit=True)), LIVE_FRAMES)
     if check_leaks and live:
         raise LeakError(live)
     return status

@@ -37,6 +37,7 @@ from .program import (
     IndirectCall,
 )
 from .types import BOOL, PRIMITIVES, VOID, PromiseT, Type, is_scalar
+from ..paths import in_stdlib
 
 GENERATOR_STEPS = ("next", "value", "fill", "destroy")   # the wrappers a generator has besides create
 
@@ -93,7 +94,7 @@ _DESTROY = {"Generator": "g[0].handle().destroy()", "Stream": "g[0].__destroy()"
 
 def _generated_item(t: Type) -> Type | None:
     """T for a `Generator<T>` or `Stream<T>` of a scalar T."""
-    if isinstance(t, PromiseT) and t.decl.name in _DESTROY and t.decl.span.file.startswith("<stdlib>") \
+    if isinstance(t, PromiseT) and t.decl.name in _DESTROY and in_stdlib(t.decl.span.file) \
             and t.args and is_scalar(t.args[0]):
         return t.args[0]
     return None
@@ -104,7 +105,7 @@ def exports(program: CheckedProgram) -> list[Export]:
     for f in program.functions:
         d = f.decl
         if d.kind != "fn" or d.generics or f.self_mode is not None or f.display != d.name \
-                or d.span.file.startswith("<stdlib>") or d.name.startswith("__"):
+                or in_stdlib(d.span.file) or d.name.startswith("__"):
             continue
         item = _generated_item(f.ret)
         if all(is_scalar(t) for _, t in f.params) and (is_scalar(f.ret) or f.ret == VOID or item):

@@ -15,16 +15,9 @@ from .gpu import GPU_BUILTINS
 from . import messages as M
 from .parser import parse, parse_cached
 from ..diagnostics import CompileError, Diagnostic, Reporter, Span
-from ..paths import stdlib_dir
+from ..paths import in_stdlib, stdlib_dir, stdlib_display
 
 BUILTIN_FUNCTIONS = ("print", "assert", "panic", "noop_handle", *GPU_BUILTINS)
-
-
-STDLIB_PREFIX = "<stdlib>/"   # how diagnostics name the stdlib's files
-
-
-def _stdlib_display(name: str) -> str:
-    return f"{STDLIB_PREFIX}{name}.pc"
 
 
 def load(display: str, text: str, base_dir: Path, prelude: bool = True,
@@ -38,7 +31,7 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
 
     def visit(display: str, text: str, here: Path) -> None:
         try:
-            module = (parse_cached if display.startswith(STDLIB_PREFIX) else parse)(text, display)
+            module = (parse_cached if in_stdlib(display) else parse)(text, display)
         except CompileError as err:
             errors.extend(err.diagnostics)
             return
@@ -51,7 +44,7 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
     def visit_import(decl: ast.Import, here: Path) -> None:
         if decl.path.startswith("std/"):
             path = stdlib_dir() / f"{decl.path[4:]}.pc"
-            shown = _stdlib_display(decl.path[4:])
+            shown = stdlib_display(decl.path[4:])
         else:
             path = (here / decl.path).resolve()
             shown = str(here / decl.path) if not Path(decl.path).is_absolute() else decl.path
@@ -74,14 +67,14 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
     if prelude:
         prelude_path = stdlib_dir() / "prelude.pc"
         seen.add(str(prelude_path.resolve()))
-        visit(_stdlib_display("prelude"), prelude_path.read_text(encoding="utf-8"), prelude_path.parent)
+        visit(stdlib_display("prelude"), prelude_path.read_text(encoding="utf-8"), prelude_path.parent)
     seen.add(str((base_dir / Path(display).name).resolve()))  # an import of the main file is a no-op
     visit(display, text, base_dir)
     async_path = stdlib_dir() / "async.pc"
     if async_prelude and str(async_path.resolve()) not in seen and _declares_async(modules):
         seen.add(str(async_path.resolve()))
         own = len(modules)
-        visit(_stdlib_display("async"), async_path.read_text(encoding="utf-8"), async_path.parent)
+        visit(stdlib_display("async"), async_path.read_text(encoding="utf-8"), async_path.parent)
         # before the program's files: a name they define again is the duplicate
         added = modules[own:]
         del modules[own:]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import llvmlite.binding as llvm
 
 from ..frontend.program import FnInstance
+from ..paths import in_stdlib
 from .coro.retcon import buffer_bytes
 from .runtime import symbol as rt_symbol
 
@@ -110,7 +111,7 @@ def async_sites(recorded: list[tuple[FnInstance, object, FnInstance, str]],
     seen, reports = set(), []
     for caller, span, callee, kind in recorded:
         key = (str(span), callee.display, kind)
-        if span.file.startswith("<stdlib>") or key in seen:
+        if in_stdlib(span.file) or key in seen:
             continue
         seen.add(key)
         reports.append(SiteReport(str(span), caller.display, callee.display, kind == "inlined", span,

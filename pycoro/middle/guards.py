@@ -35,8 +35,9 @@ from __future__ import annotations
 from ..frontend import ast
 from ..frontend.program import DirectCall, FnInstance, LocalVar
 from ..frontend.types import PromiseT, PtrT, Type, is_scalar
+from ..paths import stdlib_display
 
-_PRELUDE = "<stdlib>/prelude.pc"
+_PRELUDE = stdlib_display("prelude")
 
 
 def _is_prelude_generator(t: Type) -> bool:

@@ -30,7 +30,7 @@ be the size without the frame). Suspension and return are `musttail` calls
 under `swifttailcc`, so chains of awaits never grow the native stack.
 
 Above -O0 an `await` of a small async fn emits the callee's body in place
-(`inlinable`, FnGen.emit_inlined): it then runs in the awaiting fn's context.
+(`inlines`, FnGen.emit_inlined): it then runs in the awaiting fn's context.
 
 A task that waits (`await __park()` in std/async) tail-calls `pc.async.park`,
 which records its continuation in the task and returns to the executor's
@@ -313,7 +313,7 @@ class AsyncEmitter:
         if callee.decl.kind == "intrinsic":   # std/async's `__park`
             self.park()
             return None
-        inline = self.mg.inline_async and inlinable(callee, fg.inline_chain)
+        inline = inlines(self.mg, callee, fg.inline_chain)
         self._explain(call, callee, "inlined" if inline else "call")
         if inline:
             return fg.emit_inlined(callee, args)
@@ -383,10 +383,12 @@ INLINE_BUDGET = 160
 INLINE_DEPTH = 3   # callees inlined into inlined callees, at most
 
 
-def inlinable(callee: FnInstance, chain: list[FnInstance]) -> bool:
+def inlines(mg, callee: FnInstance, chain: list[FnInstance]) -> bool:
     """Whether `await callee(…)` inside the last of `chain` (the function being
-    emitted, then the callees inlined into it) becomes callee's body."""
-    return (callee.decl.body is not None and len(chain) <= INLINE_DEPTH
+    emitted, then the callees inlined into it) becomes callee's body. The one
+    decision: emission (AsyncEmitter.await_call) and the room a new task
+    leaves for awaited calls (awaited_calls) must agree."""
+    return (mg.inline_async and callee.decl.body is not None and len(chain) <= INLINE_DEPTH
             and all(callee is not f for f in chain)   # recursion: a real call
             and syntax_size(callee.decl.body) <= INLINE_BUDGET)
 
@@ -400,7 +402,7 @@ def awaited_calls(mg, inst: FnInstance, chain: tuple[FnInstance, ...] = ()) -> l
         callee = inst.calls[e.operand].fn if kind == "call" else None
         if callee is None or callee.decl.kind == "intrinsic":   # `await j`, `await __park()`
             continue
-        if mg.inline_async and inlinable(callee, list(chain)):
+        if inlines(mg, callee, list(chain)):
             found += awaited_calls(mg, callee, chain)
         else:
             found.append(callee)
