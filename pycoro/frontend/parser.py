@@ -9,6 +9,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from . import ast
+from .lexer import RootFirstLexer
 from .. import cache
 from ..diagnostics import SOURCES, CompileError, Diagnostic, Span
 
@@ -99,7 +100,8 @@ def _parser() -> Lark:
     gate = _StructLiteralGate()
     grammar = (Path(__file__).parent / "grammar.lark").read_text()
     lark = Lark(grammar, parser="lalr", lexer="contextual", postlex=gate,
-                propagate_positions=True, maybe_placeholders=True, cache=True)
+                propagate_positions=True, maybe_placeholders=True, cache=True,
+                _plugins={"ContextualLexer": RootFirstLexer})
     for term in lark.terminals:
         if term.pattern.type == "str" and term.pattern.value in KEYWORDS:
             gate.keyword_types[term.pattern.value] = term.name
