@@ -312,7 +312,20 @@ def _compile_runtime(source: str, path: Path) -> str:
     program = check_program(modules, reporter, need_main=False)
     if reporter.failed:
         raise InternalError("the runtime does not compile:\n" + "\n".join(d.message for d in reporter.diagnostics))
-    return str(ModuleGen(program, "pycoro.runtime").generate(entry=False))
+    module = ModuleGen(program, "pycoro.runtime").generate(entry=False)
+    for name in _NEVER_OPTIMISED:
+        function = module.get_global(f"pc.{name}")
+        function.attributes.add("noinline")
+        function.attributes.add("optnone")
+    return str(module)
+
+
+# Runtime functions that every program's pipeline skips. `print_float` (60
+# lines: snprintf/strtod until the digits read back, then Python's layout)
+# cost LLVM's -O2 pipeline 20 ms on its own and 80 ms once inlined into a
+# program's float `print`s: most of compiling a small program. Its time is
+# that of snprintf, which optimising the code around the calls does not change.
+_NEVER_OPTIMISED = ("print_float",)
 
 
 def _parse_ir(text: str, name: str) -> llvm.ModuleRef:
