@@ -180,6 +180,36 @@ def test_a_base_case_is_tested_before_the_generator_is_made(pycoro, tmp_path):
     assert "pc.walk.guard" not in lowered   # inlined
 
 
+OPAQUE = """
+fn up(n: i64) -> Generator<i64> { var i = 0; while i < n { yield i; i += 1; } }
+fn down(n: i64) -> Generator<i64> { var i = n; while i > 0 { i -= 1; yield i; } }
+var count: i64 = 5;
+fn main() {
+    var make: fn(i64) -> Generator<i64> = up;
+    if count < 0 { make = down; }   // never, but the compiler cannot know
+    var s = 0;
+    for v in make(count) { s += v; }
+    print(s);
+}
+"""
+
+
+@pytest.mark.parametrize("delegating", [False, True])
+def test_a_program_without_yield_from_never_resumes_a_delegate(pycoro, tmp_path, delegating):
+    """`Generator.next` resumes the innermost generator of a `yield from` tree
+    (`active`) only in programs that have a `yield from`: elsewhere a step of
+    a generator the compiler cannot see is its own resume and nothing else."""
+    source = OPAQUE + ("fn twice(n: i64) -> Generator<i64> { yield from up(n); yield from up(n); }\n"
+                       if delegating else "")
+    path = tmp_path / "opaque.pc"
+    path.write_text(source)
+    assert pycoro("run", path).stdout == "10\n"
+    main = _emit(pycoro, tmp_path, source, "lowered", "-O2")
+    main = main[main.index("@main("):]
+    main = main[:main.index("\n}\n")]
+    assert ("@pc.resume.handle" in main) == delegating
+
+
 def test_resume_functions_save_no_registers_and_ramps_are_inlined(pycoro, tmp_path):
     """x86-64 at -O1 and up (middle/coro/resume_cc.py, passes.inline_ramps):
     resume functions and the calls that resume are `preserve_none`, destroy

@@ -35,6 +35,11 @@ RUNTIME = frozenset({"__frame_alloc", "__frame_free", "__size_of", "__current_ta
                      "__real_time", "__clock_ms", "__sleep_ms"})
 SUSPENDING = frozenset({"__park"})   # awaited, like an async fn
 
+# Facts about the whole program that the prelude tests (`intrinsic fn
+# __has_yield_from() -> bool;`), constants once the program is checked.
+# Lowered by middle/irgen.py.
+FACTS = frozenset({"__has_yield_from"})
+
 
 def kind_of(t: Type) -> str | None:
     if isinstance(t, FloatT):

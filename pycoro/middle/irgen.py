@@ -23,7 +23,7 @@ from ..frontend.program import (BuiltinCall, CheckedProgram, DirectCall, FnInsta
 from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
                               PromiseT, PtrT, StructT, Type)
 from ..frontend.layout import is_aggregate, owns, size_align
-from ..frontend.intrinsics import RUNTIME as RUNTIME_INTRINSICS, kind_of as math_kind
+from ..frontend.intrinsics import FACTS, RUNTIME as RUNTIME_INTRINSICS, kind_of as math_kind
 from . import gpu, guards, intrinsics
 from .coro import async_, retcon
 from .coro.base import emitter_for, handle_op
@@ -71,6 +71,13 @@ class ModuleGen:
         self.strings: dict[bytes, ir.GlobalVariable] = {}
         self.globals: dict[int, ir.GlobalVariable] = {}
         self.wrappers: dict[tuple, ir.Function] = {}
+
+    @functools.cached_property
+    def facts(self) -> dict[str, bool]:
+        """The values of the prelude's `intrinsic fn`s that state facts about the
+        program (frontend/intrinsics.py's FACTS)."""
+        return {"__has_yield_from": any(isinstance(node, ast.YieldFrom)
+                                        for inst in self.p.functions for node in inst.hooks)}
 
     # ---- types
     def llvm(self, t: Type) -> ir.Type:
@@ -1113,6 +1120,8 @@ class FnGen:
         fn = target.fn
         if fn.decl.kind == "intrinsic" and fn.decl.name in RUNTIME_INTRINSICS:   # std/async
             return async_.intrinsic(self, fn, self.arguments(e.args, [t for _, t in fn.params]))
+        if fn.decl.kind == "intrinsic" and fn.decl.name in FACTS:   # the prelude's
+            return I1(int(self.mg.facts[fn.decl.name]))
         if fn.decl.kind == "intrinsic":   # std/math
             kind = math_kind(fn.params[0][1])
             args = self.arguments(e.args, [t for _, t in fn.params])

@@ -1,0 +1,82 @@
+"""Time a workload and its native anchors under eight placements of their code.
+
+    python bench/layouts.py [--rounds 3] [workloads…]   (default: gen_noinline)
+
+A loop whose every step is an indirect call and a return is sensitive to
+where its code lies: on the project's Intel machine the same machine code
+(pycoro's and clang++'s resume function are instruction for instruction the
+same in gen_noinline) takes 1.4 or 1.7 ns per step depending only on its
+address. One build is one draw from that lottery, so run.py's ratio for
+such a workload says as much about the linker as about the compiler. This
+script compiles each variant to assembly (pycoro `--emit asm`, `cc -S`,
+`clang++ -S`), moves all of its code by 0, 16, …, 112 bytes (padding at the
+start of `.text`), and reports for each placement the best of `--rounds`
+runs, then the median over placements.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import ANCHORS, TABLE, WORKLOADS, cxx, measure  # noqa: E402
+
+SHIFTS = range(0, 128, 16)
+
+
+def assembly(workload: str, tmp: Path) -> dict[str, tuple[Path, list[str]]]:
+    """Per variant: its assembly and the libraries to link it with."""
+    out: dict[str, tuple[Path, list[str]]] = {}
+    asm = tmp / f"{workload}.pycoro.s"
+    subprocess.run([sys.executable, "-m", "pycoro", "build", "-O2", "--emit", "asm", f"{workload}.pc",
+                    "-o", str(asm)], cwd=WORKLOADS, check=True)
+    out["pycoro"] = (asm, ["-lm"])
+    anchors = TABLE[workload][1]
+    if "c" in anchors and (ANCHORS / f"{workload}.c").exists():
+        asm = tmp / f"{workload}.c.s"
+        subprocess.run(["cc", "-O2", "-S", str(ANCHORS / f"{workload}.c"), "-o", str(asm)], check=True)
+        out["C"] = (asm, ["-lm"])
+    if "cpp" in anchors and cxx():
+        asm = tmp / f"{workload}.cpp.s"
+        subprocess.run([cxx(), "-O2", "-std=c++20", "-S", str(ANCHORS / f"{workload}.cpp"), "-o", str(asm)],
+                       check=True)
+        out[cxx()] = (asm, ["-lstdc++", "-lm"])
+    return out
+
+
+def shifted(asm: Path, shift: int, exe: Path, libraries: list[str], linker: str) -> None:
+    """`asm` assembled and linked with `shift` bytes before its first function."""
+    text = asm.read_text().replace("\t.text\n", f"\t.text\n\t.zero {shift}\n", 1) if shift else asm.read_text()
+    moved = exe.with_suffix(".s")
+    moved.write_text(text)
+    subprocess.run([linker, str(moved), "-o", str(exe), *libraries], check=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("workloads", nargs="*", default=["gen_noinline"])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        for workload in args.workloads:
+            print(f"{workload} ({TABLE[workload][0]}), best of {args.rounds} per placement:")
+            for name, (asm, libraries) in assembly(workload, tmp).items():
+                # clang's assembly has directives GNU as does not know (.addrsig)
+                linker = cxx() if name == cxx() else "cc"
+                figures = []
+                for shift in SHIFTS:
+                    exe = tmp / f"{workload}.{name}.{shift}"
+                    shifted(asm, shift, exe, libraries, linker)
+                    figures.append(min(measure([str(exe)])[1] for _ in range(args.rounds)))
+                row = " ".join(f"{f:.2f}" for f in figures)
+                print(f"  {name:12s} {row}   median {statistics.median(figures):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
