@@ -49,7 +49,7 @@ def test_the_same_tokens_where_the_grammar_is_ambiguous(lexers, text):
     assert _parsed_tokens(ours, text) == _parsed_tokens(plain, text)
 
 
-def _parsed_tokens(lark: Lark, text: str) -> list | str:
+def _parsed_tokens(lark: Lark, text: str) -> list[tuple]:
     """The tokens the parser consumed (the contextual lexer needs the parser's
     states, so lexing is observed through a parse), or how the parse failed."""
     seen: list[tuple[str, str, int, int]] = []

@@ -23,12 +23,12 @@ class _StateLexer(BasicLexer):
     """The lexer of one set of acceptable terminals, deferring to `root` where it agrees."""
 
     root: BasicLexer | None = None   # None: this is the root
+    accepted: frozenset[str] = frozenset()   # the names of its terminals
 
     def next_token(self, lex_state, parser_state=None) -> Token:
         root, text, line_ctr = self.root, lex_state.text, lex_state.line_ctr
         if root is None:
             return super().next_token(lex_state, parser_state)
-        accepted = self.accepted
         while line_ctr.char_pos < text.end:
             found = root.match(text, line_ctr.char_pos)
             if found is None:
@@ -37,7 +37,7 @@ class _StateLexer(BasicLexer):
             if type_ in root.ignore_types and type_ not in root.callback:   # spaces, comments
                 line_ctr.feed(value, type_ in root.newline_types)
                 continue
-            if self._final_type(value, type_, line_ctr) in accepted:
+            if self._final_type(value, type_, line_ctr) in self.accepted:
                 return root.next_token(lex_state, parser_state)
             break
         return super().next_token(lex_state, parser_state)
@@ -49,13 +49,6 @@ class _StateLexer(BasicLexer):
             return type_
         return callback(Token(type_, value, line_ctr.char_pos, line_ctr.line, line_ctr.column)).type
 
-    @property
-    def accepted(self) -> frozenset[str]:
-        names = self.__dict__.get("_accepted")
-        if names is None:
-            names = self.__dict__["_accepted"] = frozenset(t.name for t in self.terminals)
-        return names
-
 
 class RootFirstLexer(ContextualLexer):
     """Passed to lark as its `ContextualLexer` plugin."""
@@ -64,5 +57,6 @@ class RootFirstLexer(ContextualLexer):
 
     def __init__(self, conf, states, always_accept=()) -> None:
         super().__init__(conf, states, always_accept)
-        for lexer in self.lexers.values():
+        for lexer in set(self.lexers.values()):   # shared by the states that accept the same terminals
             lexer.root = self.root_lexer
+            lexer.accepted = frozenset(t.name for t in lexer.terminals)
