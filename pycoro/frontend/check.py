@@ -287,7 +287,7 @@ class ProgramChecker:
         return inst
 
     def _check_intrinsic_decl(self, decl: ast.FnDecl) -> None:
-        if decl.name in intrinsics.RUNTIME | intrinsics.FACTS:
+        if decl.name in intrinsics.STDLIB_ONLY:
             return
         if decl.name not in intrinsics.ACCEPTS:
             self.reporter.error(M.unknown_intrinsic(decl.name), span_of(decl),
@@ -972,7 +972,7 @@ class BodyChecker:
             return g.type
         decl = self.p.ns.decls.get(e.name)
         if isinstance(decl, ast.FnDecl):
-            if decl.kind == "async" or decl.name in intrinsics.RUNTIME | intrinsics.FACTS:
+            if decl.kind == "async" or decl.name in intrinsics.STDLIB_ONLY:
                 self.r.error(M.async_value(e.name), e.span)
                 return ERROR
             if decl.generics:

@@ -40,6 +40,10 @@ SUSPENDING = frozenset({"__park"})   # awaited, like an async fn
 # Lowered by middle/irgen.py.
 FACTS = frozenset({"__has_yield_from"})
 
+# The stdlib's own building blocks: their signatures are the stdlib's to
+# write, and none of them is a value.
+STDLIB_ONLY = RUNTIME | FACTS
+
 
 def kind_of(t: Type) -> str | None:
     if isinstance(t, FloatT):
