@@ -2,8 +2,10 @@
 
 $PYCORO_CACHE_DIR, else $XDG_CACHE_HOME/pycoro, else ~/.cache/pycoro.
 A cache that cannot be written is simply not used. Programs' object code
-(`pycoro run`, pycoro.embed) is kept for the most recently used
-`MAX_OBJECTS` programs; older entries are deleted when a new one is stored.
+(`pycoro run`, pycoro.embed; for `pycoro run` also the same code linked as a
+shared library, which a later run loads without LLVM) is kept for the most
+recently used `MAX_OBJECTS` programs; older entries are deleted when a new
+one is stored.
 
 Every key covers the compiler itself: pycoro's version, llvmlite's, and a
 hash of pycoro's own sources and stdlib, so that an edited checkout never
@@ -15,6 +17,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -88,30 +91,81 @@ def object_key(kind: str, source: str, base_dir: Path, options) -> str:
     """An entry is keyed by the program's source, where its imports are looked
     up, the options and the host CPU; it records each imported file's hash
     (store_object), and is used only while those files are unchanged."""
-    from .backend.targets import host_description   # LLVM: only for object code
-    return key(kind, source, str(base_dir), repr(options), host_description())
+    return key(kind, source, str(base_dir), repr(options), host_id())
+
+
+# The lines of a processor's /proc/cpuinfo entry that say what it is and what it
+# can do (x86, then AArch64): LLVM's host CPU name and features follow from them.
+_CPU_IDENTITY = frozenset({"vendor_id", "cpu family", "model", "model name", "stepping", "flags",
+                           "CPU implementer", "CPU architecture", "CPU variant", "CPU part", "CPU revision",
+                           "Features"})
+
+
+@functools.cache
+def host_id() -> str:
+    """What native code is compiled for. On Linux, CPU 0's identity and feature
+    flags as the kernel lists them, read without loading LLVM (a cached `pycoro
+    run` does not); elsewhere, LLVM's description of the host."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            first_cpu = f.read(65536).split("\n\n")[0]
+    except OSError:
+        first_cpu = ""
+    identity = [line for line in first_cpu.splitlines() if line.partition(":")[0].strip() in _CPU_IDENTITY]
+    if not identity:
+        from .backend.targets import host_description   # LLVM
+        return host_description()
+    return "\n".join([sys.platform, os.uname().machine, *identity])
+
+
+def _valid_entry(kind: str, entry_key: str) -> dict | None:
+    """An entry's record, while every file the program imported is unchanged."""
+    entry = json.loads(load(f"{kind}.json", entry_key) or "null")
+    if entry is None:
+        return None
+    for path, want in entry["imports"]:
+        if digest(Path(path).read_bytes()) != want:
+            return None
+    os.utime(cache_dir() / f"{kind}.json-{entry_key}")   # used: the newest to keep
+    return entry
 
 
 def load_object(kind: str, entry_key: str) -> tuple[bytes, object] | None:
     """The object code and metadata of a valid entry."""
     try:
-        entry = json.loads(load(f"{kind}.json", entry_key) or "null")
+        entry = _valid_entry(kind, entry_key)
         code = load_bytes(f"{kind}.o", entry_key)
         if entry is None or code is None or digest(code) != entry["object"]:
             return None
-        for path, want in entry["imports"]:
-            if digest(Path(path).read_bytes()) != want:
-                return None
-        os.utime(cache_dir() / f"{kind}.json-{entry_key}")   # used: the newest to keep
         return code, entry["meta"]
     except (OSError, ValueError, KeyError, TypeError):
         return None   # unreadable or from another layout: compile again
 
 
-def store_object(kind: str, entry_key: str, code: bytes, meta, imported: list[Path]) -> None:
+def load_shared(kind: str, entry_key: str) -> tuple[Path, object] | None:
+    """Where a valid entry's code is, linked as a shared library (store_object's
+    `shared`) for loading with ctypes alone, and its metadata."""
+    try:
+        entry = _valid_entry(kind, entry_key)
+        path = cache_dir() / f"{kind}.so-{entry_key}"
+        if entry is None or "shared" not in entry or digest(path.read_bytes()) != entry["shared"]:
+            return None
+        return path, entry["meta"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store_object(kind: str, entry_key: str, code: bytes, meta, imported: list[Path],
+                 shared: bytes | None = None) -> None:
+    """Store object code, its metadata, and optionally the same code linked as a
+    shared library; the entry is valid while the `imported` files are unchanged."""
     deps = [[str(p), digest(p.read_bytes())] for p in imported if p.is_file()]
+    record = {"meta": meta, "imports": deps, "object": digest(code)}
     store(f"{kind}.o", entry_key, code)   # the .json last: it is what makes an entry valid
-    store(f"{kind}.json", entry_key, json.dumps({"meta": meta, "imports": deps, "object": digest(code)}))
+    if shared is not None:
+        store(f"{kind}.so", entry_key, shared)
+        record["shared"] = digest(shared)
+    store(f"{kind}.json", entry_key, json.dumps(record))
     evict()
 
 
@@ -128,7 +182,7 @@ def evict(keep: int = MAX_OBJECTS) -> None:
         return
     for _, entry in sorted(entries)[:len(entries) - keep]:
         kind, _, key_part = entry.name.partition(".json-")
-        for path in (entry, entry.with_name(f"{kind}.o-{key_part}")):
+        for path in (entry, *(entry.with_name(f"{kind}.{part}-{key_part}") for part in ("o", "so"))):
             try:
                 path.unlink()
             except OSError:

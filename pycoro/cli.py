@@ -1,24 +1,18 @@
 """The `pycoro` command: parses options and calls the driver, nothing more."""
 from __future__ import annotations
 
-import os
 import signal
-import sys
-import threading
-import traceback
 from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from .diagnostics import CompileError, LeakError, print_diagnostics
+from .diagnostics import CompileError
+from .launch import guarded, run_options
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="pycoro: compile and run PyCoro programs.")
-
-EXIT_USER_ERROR = 1
-EXIT_INTERNAL_ERROR = 70
 
 
 class Emit(str, Enum):
@@ -42,59 +36,20 @@ _DEFAULT_SUFFIX = {"exe": "", "obj": ".o", "shared": ".so", "llvm": ".ll", "lowe
 OptLevel = typer.Option(2, "-O", min=0, max=3, help="optimisation level, -O0 … -O3")
 
 
-def _in_big_stack(action):
-    """Run `action` on a thread with a 512 MiB stack: the parser and checker recurse
-    once per nesting level of the program (and a JIT-run program gets the same stack)."""
-    outcome: dict = {}
-
-    def target():
-        try:
-            outcome["value"] = action()
-        except BaseException as err:  # re-raised on the calling thread
-            outcome["error"] = err
-    threading.stack_size(512 * 1024 * 1024)
-    sys.setrecursionlimit(200_000)
-    thread = threading.Thread(target=target, name="pycoro")
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("value")
-
-
 def _guard(action) -> None:
-    """Run a compiler action: diagnostics → status 1, a pycoro bug → status 70."""
-    try:
-        status = _in_big_stack(action)
-    except CompileError as err:
-        print_diagnostics(err.diagnostics)
-        raise typer.Exit(EXIT_USER_ERROR)
-    except (typer.Exit, SystemExit, KeyboardInterrupt):
-        raise
-    except LeakError as err:
-        print(f"error: {err}", file=sys.stderr)
-        raise typer.Exit(EXIT_USER_ERROR)
-    except RecursionError:
-        print("error: program is nested too deeply for pycoro", file=sys.stderr)
-        raise typer.Exit(EXIT_USER_ERROR)
-    except Exception as err:  # noqa: BLE001 - every other failure is ours
-        print(f"internal compiler error: {type(err).__name__}: {err}", file=sys.stderr)
-        if os.environ.get("PYCORO_TRACEBACK"):
-            traceback.print_exc()
-        else:
-            print("(set PYCORO_TRACEBACK=1 to see where; please report it)", file=sys.stderr)
-        raise typer.Exit(EXIT_INTERNAL_ERROR)
-    raise typer.Exit(status or 0)
+    """Run a compiler action and exit with its status (launch.guarded)."""
+    raise typer.Exit(guarded(action))
 
 
 def _options(opt: int = 2, target: str = "native", arch: str | None = None,
              allow_device_heap: bool = False, trampoline: bool = False, real_time: bool = False):
-    from .backend.targets import DEFAULT_GPU_ARCH, nvptx_arches
     from .diagnostics import Diagnostic
-    from .options import Options
-    if arch is not None and arch not in nvptx_arches():
-        raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
-                                       hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
+    from .options import DEFAULT_GPU_ARCH, Options
+    if arch is not None:
+        from .backend.targets import nvptx_arches   # LLVM: only when asked about GPUs
+        if arch not in nvptx_arches():
+            raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
+                                           hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
     return Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
                    allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time)
 
@@ -122,7 +77,7 @@ def run(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptL
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     def action():
         from .rerun import run_cached
-        options = _options(opt, trampoline=trampoline, real_time=real_time)
+        options = run_options(opt, trampoline, real_time)
         status = run_cached(file, options, check_leaks)   # compiled before: no compiler needed
         if status is None:
             status = _compilation(file, options).run(check_leaks)

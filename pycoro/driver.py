@@ -202,12 +202,14 @@ class Compilation:
 
     def run(self, check_leaks: bool = False, use_cache: bool = True) -> int:
         """Compile for this process (or take the object code from the on-disk
-        cache, as Python takes a .pyc) and call `main`."""
-        def compile() -> tuple[bytes, None]:
+        cache, as Python takes a .pyc) and call `main`. The cache keeps the
+        code linked as a shared library too, which a later `pycoro run` loads
+        without LLVM (rerun.py)."""
+        def compile() -> tuple[bytes, dict]:
             module, machine = self.lowered(jit_mode=True)
-            return machine.emit_object(module), None
-        code, _, _ = self.cached_object(rerun.KIND, compile, use_cache)
-        return rerun.run_object(code, self.options, check_leaks)
+            return machine.emit_object(module), {"frame_counter": LIVE_FRAMES}
+        code, meta, _ = self.cached_object(rerun.KIND, compile, use_cache, link_shared=True)
+        return rerun.run_object(code, meta, self.options, check_leaks)
 
     def load(self) -> jit.Loaded:
         """Compile for the host and load into this process (pycoro.gpu)."""
@@ -233,9 +235,11 @@ class Compilation:
         code, found, hit = self.cached_object("module", compile, use_cache)
         return [exports.Export.from_json(e) for e in found], code, hit
 
-    def cached_object(self, kind: str, compile, use_cache: bool) -> tuple[bytes, object, bool]:
+    def cached_object(self, kind: str, compile, use_cache: bool,
+                      link_shared: bool = False) -> tuple[bytes, object, bool]:
         """`compile()`'s object code and metadata (JSON), or the cache's
-        (cache.object_key says what an entry is keyed by)."""
+        (cache.object_key says what an entry is keyed by); `link_shared`: a new
+        entry keeps the code linked as a shared library too."""
         digest = cache.object_key(kind, self.source, self.base_dir, self.options)
         if use_cache:
             hit = cache.load_object(kind, digest)
@@ -243,7 +247,8 @@ class Compilation:
                 return hit[0], hit[1], True
         code, meta = compile()
         if use_cache:
-            cache.store_object(kind, digest, code, meta, self.imported)
+            shared = link.shared_from_object(code) if link_shared else None
+            cache.store_object(kind, digest, code, meta, self.imported, shared)
         return code, meta, False
 
     def shared_library(self, output: str) -> str:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from .backend import targets
 from .driver import Compilation, Options
+from .options import DEFAULT_GPU_ARCH
 from .frontend.layout import size_align
 from .frontend.program import BuiltinCall
 from .embed import C_TYPES, scalar_argument
@@ -247,7 +248,7 @@ class _Driver:
             self.check(self.lib.cuDeviceGetAttribute(ctypes.byref(v), attribute, self.device), "cuDeviceGetAttribute")
             cc.append(v.value)
         arch = f"sm_{cc[0]}{cc[1]}"
-        return arch if arch in targets.nvptx_arches() else targets.DEFAULT_GPU_ARCH
+        return arch if arch in targets.nvptx_arches() else DEFAULT_GPU_ARCH
 
     def load(self, ptx: str) -> ctypes.c_void_p:
         module = ctypes.c_void_p()

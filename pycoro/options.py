@@ -1,11 +1,10 @@
 """What a compilation is asked for. Light: the cached `pycoro run` (rerun.py)
-keys its lookup by these without importing the compiler."""
+keys its lookup by these without importing the compiler or LLVM."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .backend import targets
-from .backend.targets import DEFAULT_GPU_ARCH
+DEFAULT_GPU_ARCH = "sm_80"
 
 
 @dataclass(frozen=True)
@@ -22,4 +21,5 @@ class Options:
 
     def machine(self, jit: bool = False):
         """The LLVM target machine these options compile for (`jit`: for this process)."""
+        from .backend import targets   # LLVM: imported only to compile
         return targets.machine_for(self.target, self.arch, self.opt_level, jit)

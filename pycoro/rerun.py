@@ -1,18 +1,18 @@
-"""`pycoro run` of a program compiled before: its object code from the on-disk
-cache (cache.py), as Python runs a module from its .pyc.
+"""`pycoro run` of a program compiled before, from the on-disk cache
+(cache.py), as Python runs a module from its .pyc.
 
-This module imports nothing of the compiler (no parser, checker or code
-generator), so a cached run starts in about half the time of a compiling one;
-on a miss the CLI compiles through the driver, which fills the cache.
+This module imports nothing of the compiler and no LLVM: a cached run loads
+the program linked as a shared library with ctypes (or, where its entry has
+no library, its object code with MCJIT). On a miss the CLI compiles through
+the driver, which fills the cache (Compilation.run).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from . import cache
-from .backend import jit
+from .backend import inprocess
 from .diagnostics import LeakError
-from .middle.runtime import LIVE_FRAMES
 from .options import Options
 
 KIND = "run"   # the driver's Compilation.run stores its entries under this kind
@@ -25,14 +25,24 @@ def run_cached(path: str, options: Options, check_leaks: bool) -> int | None:
         source = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    hit = cache.load_object(KIND, cache.object_key(KIND, source, Path(path).resolve().parent, options))
-    if hit is None:
-        return None
-    return run_object(hit[0], options, check_leaks)
+    entry_key = cache.object_key(KIND, source, Path(path).resolve().parent, options)
+    library = cache.load_shared(KIND, entry_key)
+    loaded = inprocess.load_library(library[0], library[1]["frame_counter"]) if library else None
+    if loaded is not None:
+        return _status(*inprocess.call_main(*loaded), check_leaks)
+    hit = cache.load_object(KIND, entry_key)
+    return None if hit is None else run_object(*hit, options, check_leaks)
 
 
-def run_object(code: bytes, options: Options, check_leaks: bool) -> int:
-    status, live = jit.run_main(jit.Loaded.from_object(code, options.machine(jit=True)), LIVE_FRAMES)
-    if check_leaks and live:
-        raise LeakError(live)
+def run_object(code: bytes, meta: dict, options: Options, check_leaks: bool) -> int:
+    """Run object code compiled for this process (`meta`: its entry's, as
+    Compilation.run stores it) with MCJIT."""
+    from .backend import jit   # LLVM
+    loaded = jit.Loaded.from_object(code, options.machine(jit=True))
+    return _status(*jit.run_main(loaded, meta["frame_counter"]), check_leaks)
+
+
+def _status(status: int, live_frames: int, check_leaks: bool) -> int:
+    if check_leaks and live_frames:
+        raise LeakError(live_frames)
     return status

@@ -1,6 +1,8 @@
 """The pycoro command as a user runs it: options, artefacts, exit statuses."""
 from __future__ import annotations
 
+import hashlib
+import os
 import subprocess
 import sys
 
@@ -146,13 +148,87 @@ def test_run_takes_a_program_compiled_before_from_the_cache(cache_dir, tmp_path,
 # Runs a program from the cache in a process where importing the compiler fails.
 RUN_WITHOUT_COMPILER = """
 import sys
-for stage in ("pycoro.driver", "pycoro.frontend", "pycoro.middle.irgen", "lark"):
+for stage in ("pycoro.driver", "pycoro.frontend", "pycoro.middle.irgen", "lark", "llvmlite.binding", "typer"):
     sys.modules[stage] = None
 from pycoro import rerun
 from pycoro.options import Options
 status = rerun.run_cached(sys.argv[1], Options(), False)
 sys.exit(200 if status is None else status)
 """
+
+
+CACHED_RUNS = {
+    "status": ([], 'fn main() -> i32 { print("x"); return 3; }\n', 3, "x\n", ""),
+    "panic": ([], 'fn main() { print("before"); let a = [1, 2]; var i = 5; print(a[i]); }\n', 101, "before\n",
+              "panic: index out of bounds: the length is 2 but the index is 5 at "),
+    "leak": (["-O0", "--check-leaks"], """
+promise Detached { abi switch; initial run; final run; fn return_void(mut self) {} }
+fn stuck() -> Detached { await noop_awaiter(); }
+struct Stuck {}
+impl Stuck {
+    fn await_ready(mut self) -> bool { return false; }
+    fn await_suspend(mut self, h: Handle) {}
+    fn await_resume(mut self) {}
+}
+fn noop_awaiter() -> Stuck { return Stuck {}; }
+fn main() { stuck(); print("done"); }
+""", 1, "done\n", "error: 1 coroutine frame leaked: allocated and never freed"),
+    "async": (["--real-time"], """
+async fn twice(x: i64) -> i64 { await sleep(1); return x * 2; }
+async fn main() { let j = spawn twice(1); print(await j + await twice(2)); }
+""", 0, "6\n", ""),
+}
+
+
+def _run_showing_imports(cache_dir, path, *args):
+    """`pycoro run` as a user runs it, with Python reporting every module it imports."""
+    return subprocess.run([sys.executable, "-X", "importtime", "-m", "pycoro", "run", *args, str(path)],
+                          capture_output=True, text=True, cwd=path.parent,
+                          env={**os.environ, "PYCORO_CACHE_DIR": str(cache_dir), "PYTHONUNBUFFERED": "1"})
+
+
+@pytest.mark.parametrize("name", CACHED_RUNS)
+def test_a_cached_run_needs_neither_llvm_nor_the_compiler_nor_the_option_parser(cache_dir, tmp_path, name):
+    args, source, status, stdout, message = CACHED_RUNS[name]
+    prog = tmp_path / f"{name}.pc"
+    prog.write_text(source)
+    runs = [_run_showing_imports(cache_dir, prog, *args) for _ in range(2)]
+    for proc in runs:
+        assert (proc.returncode, proc.stdout) == (status, stdout), proc.stderr
+        assert message in proc.stderr
+    imported = {line.split("|")[-1].strip() for line in runs[1].stderr.splitlines() if line.startswith("import time:")}
+    assert {"llvmlite.binding", "typer", "pycoro.driver", "pycoro.frontend", "lark"}.isdisjoint(imported)
+    assert "pycoro.driver" in {line.split("|")[-1].strip() for line in runs[0].stderr.splitlines()}
+
+
+def test_a_run_entry_whose_library_cannot_be_loaded_runs_its_object_code(cache_dir, hello, pycoro):
+    import json
+    assert pycoro("run", hello).returncode == 0
+    (library,) = cache_dir.glob("run.so-*")
+    library.write_bytes(b"not a shared library")   # damaged: its digest no longer matches
+    proc = pycoro("run", hello)
+    assert (proc.returncode, proc.stdout) == (0, "hi 1.5\n"), proc.stderr
+    (record,) = cache_dir.glob("run.json-*")   # intact, but this process cannot load it
+    entry = json.loads(record.read_text())
+    entry["shared"] = hashlib.sha256(library.read_bytes()).hexdigest()
+    record.write_text(json.dumps(entry))
+    proc = pycoro("run", hello)
+    assert (proc.returncode, proc.stdout) == (0, "hi 1.5\n"), proc.stderr
+
+
+@pytest.mark.parametrize("argv, plain", [
+    (["run", "p.pc"], ("p.pc", {"opt": 2, "check_leaks": False, "trampoline": False, "real_time": False})),
+    (["run", "-O0", "--check-leaks", "p.pc", "--real-time"],
+     ("p.pc", {"opt": 0, "check_leaks": True, "trampoline": False, "real_time": True})),
+    (["run", "-O", "3", "--trampoline", "p.pc", "-O1"],
+     ("p.pc", {"opt": 1, "check_leaks": False, "trampoline": True, "real_time": False})),
+    (["run"], None), (["run", "-O"], None), (["run", "-O4", "p.pc"], None), (["run", "-O", "x", "p.pc"], None),
+    (["run", "a.pc", "b.pc"], None), (["run", "--help"], None), (["run", "--", "p.pc"], None),
+    (["build", "p.pc"], None), ([], None),
+])
+def test_the_command_lines_a_cached_run_takes_without_the_cli(argv, plain):
+    from pycoro.launch import plain_run
+    assert plain_run(argv) == plain
 
 
 def test_a_damaged_run_entry_is_compiled_again(cache_dir, hello, pycoro):

@@ -1,25 +1,15 @@
 """Run a linked, optimised module in-process with MCJIT."""
 from __future__ import annotations
 
-import ctypes
-import sys
-
 import llvmlite.binding as llvm
 
-_libc = ctypes.CDLL(None)
+from .inprocess import call_main
 
 
 def run_main(loaded: "Loaded", live_frames: str) -> tuple[int, int]:
     """Call the program's C `main`; return its exit status and how many
     coroutine frames were still allocated afterwards."""
-    entry = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)(loaded.address("main"))
-    counter = loaded.engine.get_function_address(live_frames)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    status = entry(0, None)
-    _libc.fflush(None)
-    live = ctypes.CFUNCTYPE(ctypes.c_int64)(counter)() if counter else 0
-    return status, live
+    return call_main(loaded.address("main"), loaded.engine.get_function_address(live_frames))
 
 
 class Loaded:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import llvmlite.binding as llvm
@@ -49,3 +50,21 @@ def _link(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str, what: 
         result = subprocess.run([cc, *flags, obj, "-o", path, "-lm"], capture_output=True, text=True)
     if result.returncode != 0:
         raise CompileError([Diagnostic(f"linking failed ({cc}):\n{result.stderr.strip()}", None)])
+
+
+def shared_from_object(code: bytes) -> bytes | None:
+    """Position-independent object code linked alone into a shared library by
+    the system linker, for loading into a Python process with ctypes: its
+    undefined symbols (libc's, libm's) are resolved from that process when it
+    is loaded. None where that cannot be done (no `ld`, not Linux)."""
+    linker = shutil.which("ld")
+    if linker is None or not sys.platform.startswith("linux"):
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        obj, library = os.path.join(tmp, "program.o"), os.path.join(tmp, "program.so")
+        with open(obj, "wb") as f:
+            f.write(code)
+        if subprocess.run([linker, "-shared", obj, "-o", library], capture_output=True).returncode != 0:
+            return None
+        with open(library, "rb") as f:
+            return f.read()

@@ -7,7 +7,6 @@ import llvmlite.binding as llvm
 
 
 NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
-DEFAULT_GPU_ARCH = "sm_80"
 
 
 @functools.cache
