@@ -1,7 +1,6 @@
 """The `pycoro` command: parses options and calls the driver, nothing more."""
 from __future__ import annotations
 
-import signal
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -9,7 +8,7 @@ from typing import Optional
 import typer
 
 from .diagnostics import CompileError
-from .launch import guarded, run_options
+from .launch import guarded, run_program
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="pycoro: compile and run PyCoro programs.")
@@ -72,17 +71,7 @@ def run(file: str = typer.Argument(..., help="the .pc program"), opt: int = OptL
                                         help="symmetric transfer through a resume loop, as on GPUs"),
         real_time: bool = RealTimeOption):
     """Compile FILE in memory (JIT) and run `main`; exit with its status."""
-    # Compiled code never returns to Python's signal check: let Ctrl-C end the
-    # program the way it ends a native one.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    def action():
-        from .rerun import run_cached
-        options = run_options(opt, trampoline, real_time)
-        status = run_cached(file, options, check_leaks)   # compiled before: no compiler needed
-        if status is None:
-            status = _compilation(file, options).run(check_leaks)
-        return status & 0xFF
-    _guard(action)
+    raise typer.Exit(run_program(file, opt, check_leaks, trampoline, real_time))
 
 
 @app.command()

@@ -1,10 +1,10 @@
 """The `pycoro` command's entry point, and how its actions run.
 
-A `pycoro run` of a program compiled before starts without the CLI's option
-parser (typer), the compiler or LLVM: `main` recognises the plain forms of
-that command itself and runs the program from the cache (rerun.py), as
-`python x.py` runs a module from its .pyc. Everything else, and every cache
-miss, goes to the CLI (cli.py), which parses the same options.
+`main` recognises the plain forms of `pycoro run` itself and runs them
+without the CLI's option parser (typer): a program compiled before then runs
+from the cache without the compiler or LLVM either (rerun.py), as `python
+x.py` runs a module from its .pyc. Every other command line goes to the CLI
+(cli.py), which parses the same options and runs a program the same way.
 """
 from __future__ import annotations
 
@@ -98,30 +98,29 @@ def run_options(opt: int, trampoline: bool, real_time: bool):
     return Options(opt_level=opt, trampoline=trampoline, real_time=real_time)
 
 
-def run_from_cache(argv: list[str]) -> int | None:
-    """The exit status of a plain `pycoro run` of a program in the cache; None
-    when the command line is another or the program is not in the cache."""
-    plain = plain_run(argv)
-    if plain is None:
-        return None
-    file, params = plain
-    from .rerun import run_cached
+def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: bool = False,
+                real_time: bool = False) -> int:
+    """`pycoro run`: the program's exit status. From the cache when it was
+    compiled before (rerun.py: no compiler, no LLVM), else compiled now."""
     # Compiled code never returns to Python's signal check: let Ctrl-C end the
     # program the way it ends a native one.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    options = run_options(params["opt"], params["trampoline"], params["real_time"])
-    missed = object()
 
     def action():
-        status = run_cached(file, options, params["check_leaks"])
-        return missed if status is None else status & 0xFF
-    status = guarded(action)
-    return None if status is missed else status
+        from .rerun import run_cached
+        options = run_options(opt, trampoline, real_time)
+        status = run_cached(file, options, check_leaks)
+        if status is None:
+            from .driver import Compilation   # the whole compiler: only when needed
+            status = Compilation.from_file(file, options).run(check_leaks)
+        return status & 0xFF
+    return guarded(action)
 
 
 def main() -> None:
-    status = run_from_cache(sys.argv[1:])
-    if status is not None:
-        sys.exit(status)
+    plain = plain_run(sys.argv[1:])
+    if plain is not None:
+        file, params = plain
+        sys.exit(run_program(file, **params))
     from .cli import main as cli_main   # typer, and the compiler on demand
     cli_main()
