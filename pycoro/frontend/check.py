@@ -54,6 +54,10 @@ class ProgramChecker:
         self.ns = Namespace.build(modules, reporter)
         self.instances: dict[tuple, FnInstance] = {}
         self.queue: list[tuple[FnInstance, dict]] = []
+        # Coroutines that refer to a `mut self` place (BodyChecker.borrowing), passed
+        # as an argument: (the argument, the callee, the parameter's index, the borrow).
+        # The callee must not move that parameter; known once every body is checked.
+        self.lent: list[tuple[ast.Expr, FnInstance, int, tuple[str, str]]] = []
         self.globals: dict[str, GlobalVar] = {}
         self._fields: dict[StructT, list[tuple[str, Type]]] = {}
         self._laying_out: set[StructT] = set()
@@ -93,6 +97,10 @@ class ProgramChecker:
             if inst.coro is not None and inst.coro.abi == "retcon_once":
                 for span, problem in once_problems(inst.decl.body, span_of(inst.decl)):
                     self.reporter.error(M.once_yields(problem), span)
+        for arg, callee, index, (method, place) in self.lent:
+            if index in callee.moved_params:
+                self.reporter.error(M.borrowing_coroutine_moved(method, place), arg.span,
+                                    hint=M.borrowing_coroutine_kept(callee.display))
         for inst in list(self.instances.values()):
             _mark_elide_safe(inst)
         if self.gpu:
@@ -545,6 +553,14 @@ class BodyChecker:
         self.moved: dict[int, tuple[LocalVar, Span]] = {}
         self.inst_types: dict = {} if inst is None else inst.types
         self.awaited: ast.Call | None = None   # the call `await` / `spawn` is about to check
+        # Calls of `mut self` coroutine methods whose coroutine refers to a place
+        # that may die first, and the variables initialised with one: id(call or
+        # var) → (method, the place). Such a coroutine is consumed where it is
+        # made (for, with, await, yield from) or kept in the variable that a
+        # `let`/`var` declares with it (which dies first), never moved.
+        self.borrowing: dict[int, tuple[str, str]] = {}
+        self.binding: ast.Expr | None = None   # the initialiser of the `let` being checked
+        self.lending: ast.Expr | None = None   # the argument of a direct call being checked (_lend)
 
     # ---- side tables
     def _set(self, e: ast.Node, t: Type) -> Type:
@@ -611,6 +627,7 @@ class BodyChecker:
         self.check_block(s)
 
     def stmt_Let(self, s: ast.Let) -> None:
+        self.binding = s.init
         if s.type is not None:
             t = self.p.resolve_type(s.type, self.subst)
             if s.init is not None and t is not ERROR:
@@ -628,7 +645,9 @@ class BodyChecker:
         else:
             self.r.error(M.cannot_infer_let(s.name), s.span, hint=f"write `var {s.name}: T;`")
             t = ERROR
-        self.declare(s, s.name, t, s.mutable)
+        var = self.declare(s, s.name, t, s.mutable)
+        if s.init is not None and id(s.init) in self.borrowing:
+            self.borrowing[id(var)] = self.borrowing[id(s.init)]   # it may stay there, not move on
 
     def stmt_Assign(self, s: ast.Assign) -> None:
         if s.op == "=" and isinstance(s.target, ast.Name):
@@ -896,6 +915,9 @@ class BodyChecker:
         if self.inst is None or t is ERROR or not owns(t, self.p.struct_fields):
             return
         self.inst.consumed.add(id(e))
+        borrow = self._borrow_of(e)
+        if borrow is not None and e is not self.binding and e is not self.lending:
+            self.r.error(M.borrowing_coroutine_moved(*borrow), e.span, hint=M.borrowing_coroutine_hint(borrow[0]))
         if isinstance(e, ast.Name):
             var = self.lookup(e.name)
             if var is None or not var.owned:
@@ -1327,6 +1349,9 @@ class BodyChecker:
         if callee is None or callee.decl.kind != "async" or not isinstance(join, ast.PromiseDecl):
             self.r.error(M.spawn_operand(), e.operand.span)
             return ERROR
+        if (borrow := self._borrow_of(e.operand)) is not None:
+            method, place = borrow
+            self.r.error(M.borrowing_task(method, place), e.operand.span, hint=M.borrowing_task_hint(method))
         return PromiseT(join, (t,))
 
     def expr_Await(self, e: ast.Await, expected: Type | None) -> Type:
@@ -1421,24 +1446,50 @@ class BodyChecker:
         return t.ret
 
     def _check_args(self, e: ast.Call, name: str, params: list[Type], args,
-                    varargs: bool = False, extern: bool = False) -> None:
+                    varargs: bool = False, extern: bool = False,
+                    callee: FnInstance | None = None, offset: int = 0) -> None:
         if len(args) != len(params) and not (varargs and len(args) >= len(params)):
             msg = M.arity_at_least if varargs else M.arity
             self.r.error(msg(name, len(params), len(args)), e.span)
-        for a, pt in zip(args, params):
-            if pt is ERROR:
-                self.check_expr(a, None)
-            elif extern and pt == PtrT(PRIMITIVES["u8"]):
-                # A `str` is passable to C as `ptr<u8>` (LANGUAGE.md §2).
-                t = self.check_expr(a, pt)
-                if t not in (STR, pt, ERROR):
-                    self.r.error(M.mismatch(pt, t), a.span)
-            else:
-                self.expect(a, pt)
+        outer = self.lending
+        for i, (a, pt) in enumerate(zip(args, params)):
+            self.lending = a if callee is not None else None
+            self._check_arg(a, pt, extern)
+            if callee is not None and (borrow := self._borrow_of(a)) is not None:
+                self._lend(e, a, callee, i + offset, borrow)
+        self.lending = outer
         for a in args[len(params):]:
             t = self.check_expr(a, None)
             if t is not ERROR and not (is_scalar(t) or isinstance(t, PtrT) or t == STR):
                 self.r.error(M.extern_arg(t), a.span)
+
+    def _check_arg(self, a: ast.Expr, pt: Type, extern: bool) -> None:
+        if pt is ERROR:
+            self.check_expr(a, None)
+        elif extern and pt == PtrT(PRIMITIVES["u8"]):
+            # A `str` is passable to C as `ptr<u8>` (LANGUAGE.md §2).
+            t = self.check_expr(a, pt)
+            if t not in (STR, pt, ERROR):
+                self.r.error(M.mismatch(pt, t), a.span)
+        else:
+            self.expect(a, pt)
+
+    def _borrow_of(self, e: ast.Expr) -> tuple[str, str] | None:
+        """The borrow of a coroutine that refers to a `mut self` place: made by the
+        call `e`, or held by the variable `e`."""
+        if isinstance(e, ast.Name):
+            var = self.lookup(e.name)
+            return None if var is None else self.borrowing.get(id(var))
+        return self.borrowing.get(id(e))
+
+    def _lend(self, call: ast.Call, arg: ast.Expr, callee: FnInstance, index: int,
+              borrow: tuple[str, str]) -> None:
+        """A coroutine that refers to a `mut self` place is passed to `callee`: fine
+        while the callee does not move it on (checked when every body is), and
+        the call's own coroutine, if it makes one, may hold it: it borrows too."""
+        self.p.lent.append((arg, callee, index, borrow))
+        if callee.coro is not None or callee.is_async:
+            self.borrowing[id(call)] = borrow
 
     def call_decl(self, e: ast.Call, decl: ast.FnDecl, targs: tuple[Type, ...],
                   expected: Type | None) -> Type:
@@ -1452,7 +1503,7 @@ class BodyChecker:
         subst = dict(zip(decl.generics, targs))
         inst = self.p.instantiate(decl, subst, targs)
         self._check_args(e, decl.name, [t for _, t in inst.params], e.args, decl.varargs,
-                         extern=decl.kind == "extern")
+                         extern=decl.kind == "extern", callee=None if decl.kind == "extern" else inst)
         if decl.kind == "intrinsic" and inst.ret is not ERROR \
                 and intrinsics.kind_of(inst.ret) not in intrinsics.ACCEPTS.get(decl.name, ()):
             if decl.name in intrinsics.ACCEPTS and \
@@ -1532,7 +1583,9 @@ class BodyChecker:
             return ERROR
         if inst.self_mode == "ref":
             self._check_mut_receiver(callee.base, callee.name)
-        self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args)
+            if (inst.coro is not None or inst.is_async) and (place := self._borrowed_place(callee.base)):
+                self.borrowing[id(e)] = (callee.name, place)
+        self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args, callee=inst, offset=1)
         self._call(e, DirectCall(inst, callee.base))
         return inst.ret
 
@@ -1551,6 +1604,20 @@ class BodyChecker:
         import difflib
         close = difflib.get_close_matches(name, self.p.method_names(recv), n=1)
         return M.did_you_mean(close[0]) if close else None
+
+    def _borrowed_place(self, base: ast.Expr) -> str | None:
+        """What a coroutine started by a `mut self` method on `base` refers to, when
+        that may die before the coroutine does: a local variable (or the caller's
+        place, for `self`) or a temporary. None for a global, or a place reached
+        through a pointer (raw pointers are the program's own business)."""
+        root = base
+        while isinstance(root, (ast.Field, ast.Index)):
+            if isinstance(self.inst_types.get(root.base), PtrT):
+                return None
+            root = root.base
+        if not isinstance(root, ast.Name):
+            return "a temporary"
+        return M.q(root.name) if self.lookup(root.name) is not None else None
 
     def _check_mut_receiver(self, base: ast.Expr, method: str) -> None:
         root = base

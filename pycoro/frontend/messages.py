@@ -139,6 +139,17 @@ def owning_in_aggregate(t: object) -> str:
 def owning_in_promise_state(t: object, field: str) -> str:
     return (f"{q(t)} would keep a coroutine handle in its promise state (`{field}`), "
             "which is not supported yet")
+def borrowing_coroutine_moved(method: str, place: str) -> str:
+    return f"this coroutine refers to {place} (through `mut self` method {q(method)}) and cannot be moved: it could outlive it"
+def borrowing_coroutine_hint(method: str) -> str:
+    return ("consume it where it is made (`for`, `with`, `await`, `yield from`) or keep it in a local "
+            f"variable; or let {q(method)} take `self` by value")
+def borrowing_coroutine_kept(callee: str) -> str:
+    return f"{q(callee)} moves this parameter on (returns, stores or passes it)"
+def borrowing_task(method: str, place: str) -> str:
+    return f"a spawned task cannot refer to {place} (through `mut self` method {q(method)}): it could outlive it"
+def borrowing_task_hint(method: str) -> str:
+    return f"await the call in place instead, or let {q(method)} take `self` by value"
 def move_out_of_place() -> str: return "cannot move a coroutine handle out of a field, element or pointer"
 def hook_result(hook: str) -> str: return f"`{hook}` returning a value is not supported yet"
 def make_it_a_coroutine() -> str:
