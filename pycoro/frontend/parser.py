@@ -14,7 +14,7 @@ from .. import cache
 from ..diagnostics import SOURCES, CompileError, Diagnostic, Span
 
 KEYWORDS = frozenset(
-    "fn async kernel extern intrinsic struct promise impl let var if else while for in loop break "
+    "fn async kernel extern struct promise impl let var if else while for in loop break "
     "continue return co_return yield from await spawn defer with as true false null import "
     "abi self".split())
 
