@@ -169,3 +169,15 @@ def test_explain_reports_each_async_call_site(pycoro, tmp_path):
     assert ("prog.pc:20:18", "depth", "depth", f"its {depth} B context on the task's stack") in optimised
     unoptimised, _ = rows("-O0")
     assert not any(row[3].startswith("inlined") for row in unoptimised)
+
+
+def test_only_the_library_functions_a_program_uses_are_emitted(pycoro, tmp_path):
+    # CHAIN spawns and awaits but never sleeps nor yields: std/async's functions
+    # for those are declared at most, never built (the program's own functions
+    # always are, used or not).
+    emitted = _emit(pycoro, tmp_path, CHAIN + "async fn unused() -> i64 { return 1; }\n", "llvm")
+    defined = set(re.findall(r'^define [^\n]*?@"?([\w.<>, ]+?)"?\(', emitted, re.M))
+    assert {"pc.depth", "pc.main", "pc.unused", "pc.__task_new"} <= defined
+    assert {"pc.sleep", "pc.yield_now", "pc.__timer_push"}.isdisjoint(defined)
+    proc = pycoro("run", tmp_path / "prog.pc")
+    assert (proc.returncode, proc.stdout) == (0, "100000 10\n"), proc.stderr

@@ -31,6 +31,7 @@ from .gpu import GPU_INTRINSICS
 from .llvmcompat import (EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep,
                          global_string, mark_elide_safe)
 from .runtime import NORETURN, RUNTIME, symbol as rt_symbol
+from ..paths import in_stdlib
 
 _FLOAT_TYPES = {32: ir.FloatType(), 64: ir.DoubleType()}
 _ICMP = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -67,6 +68,9 @@ class ModuleGen:
         # process compiles twice (the global context keeps them).
         self.module = ir.Module(name=name, context=ir.Context())
         self.fns: dict[int, ir.Function] = {}
+        # Library functions whose bodies are needed: those a body being emitted
+        # refers to (generate). None while every function is merely declared.
+        self.needed: dict[int, FnInstance] | None = None
         self.structs: dict[StructT, ir.Type] = {}
         self.strings: dict[bytes, ir.GlobalVariable] = {}
         self.globals: dict[int, ir.GlobalVariable] = {}
@@ -124,6 +128,8 @@ class ModuleGen:
 
     def declare(self, inst: FnInstance) -> ir.Function:
         key = id(inst)
+        if self.needed is not None:
+            self.needed.setdefault(key, inst)
         if key in self.fns:
             return self.fns[key]
         fnty = self.signature([t for _, t in inst.params], inst.ret, inst.decl.varargs,
@@ -269,24 +275,44 @@ class ModuleGen:
 
     # ---- the module
     def generate(self, entry: bool = True, internal: bool = False) -> ir.Module:
-        """`internal`: only the C entry point is visible outside the module."""
+        """`entry`: a program, with a C `main` if it has one (else a library, all of
+        whose functions are kept); `internal`: only the C entry point is visible
+        outside the module."""
         self.internal = internal
         for inst in self.p.functions:
             if inst.decl.kind != "intrinsic":   # lowered at each call
                 self.declare(inst)
         for g in self.p.globals:
             self.global_var(g)
-        for inst in self.p.functions:
-            if inst.decl.body is not None:
-                FnGen(self, inst).emit()
+        # A program: its own functions, and the library's that they use, directly
+        # or not (a third of an async program's library is never called: LLVM
+        # would drop it early, but building and printing it costs Python time).
+        # A library (the runtime): all of it. Bodies follow the declarations'
+        # order, so the module reads as before.
+        self.needed = {id(inst): inst for inst in self.p.functions
+                       if not (entry and in_stdlib(inst.decl.span.file))}
+        emitted: set[int] = set()
+        self._emit_needed(emitted)
         if entry and self.p.main is not None:
             self._c_main(self.p.main)
+            self._emit_needed(emitted)   # what an async main's C entry point starts
+        for inst in self.p.functions:
+            if id(inst) in self.fns and id(inst) not in self.needed and self.fns[id(inst)].is_declaration:
+                self.fns[id(inst)].linkage = ""   # never used: a plain declaration, which LLVM ignores
         for inst in self.p.functions:
             if inst.decl.kind == "kernel" and self.gpu_emulation:
                 gpu.emulated_launcher(self.module, inst.decl.name, self.declare(inst), self.runtime("flush"))
             elif inst.decl.kind == "kernel":
                 gpu.kernel_entry(self.module, inst.decl.name, self.declare(inst), [t for _, t in inst.params])
         return self.module
+
+    def _emit_needed(self, emitted: set[int]) -> None:
+        while len(emitted) < len(self.needed):
+            for inst in self.p.functions:
+                if id(inst) in self.needed and id(inst) not in emitted:
+                    emitted.add(id(inst))
+                    if inst.decl.body is not None:
+                        FnGen(self, inst).emit()
 
     def _c_main(self, main: FnInstance) -> None:
         if main.is_async:
