@@ -648,6 +648,7 @@ class BodyChecker:
         var = self.declare(s, s.name, t, s.mutable)
         if s.init is not None and id(s.init) in self.borrowing:
             self.borrowing[id(var)] = self.borrowing[id(s.init)]   # it may stay there, not move on
+        self.binding = None
 
     def stmt_Assign(self, s: ast.Assign) -> None:
         if s.op == "=" and isinstance(s.target, ast.Name):
