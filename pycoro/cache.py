@@ -130,29 +130,31 @@ def _valid_entry(kind: str, entry_key: str) -> dict | None:
     return entry
 
 
-def load_object(kind: str, entry_key: str) -> tuple[bytes, object] | None:
-    """The object code and metadata of a valid entry."""
+def _entry_file(kind: str, entry_key: str, part: str, field: str) -> tuple[Path, bytes, object] | None:
+    """A valid entry's file `part` (its digest recorded under `field`): where it
+    is, its contents, and the entry's metadata."""
     try:
         entry = _valid_entry(kind, entry_key)
-        code = load_bytes(f"{kind}.o", entry_key)
-        if entry is None or code is None or digest(code) != entry["object"]:
+        path = cache_dir() / f"{kind}.{part}-{entry_key}"
+        if entry is None or field not in entry:
             return None
-        return code, entry["meta"]
+        data = path.read_bytes()
+        return (path, data, entry["meta"]) if digest(data) == entry[field] else None
     except (OSError, ValueError, KeyError, TypeError):
         return None   # unreadable or from another layout: compile again
+
+
+def load_object(kind: str, entry_key: str) -> tuple[bytes, object] | None:
+    """The object code and metadata of a valid entry."""
+    found = _entry_file(kind, entry_key, "o", "object")
+    return None if found is None else found[1:]
 
 
 def load_shared(kind: str, entry_key: str) -> tuple[Path, object] | None:
     """Where a valid entry's code is, linked as a shared library (store_object's
     `shared`) for loading with ctypes alone, and its metadata."""
-    try:
-        entry = _valid_entry(kind, entry_key)
-        path = cache_dir() / f"{kind}.so-{entry_key}"
-        if entry is None or "shared" not in entry or digest(path.read_bytes()) != entry["shared"]:
-            return None
-        return path, entry["meta"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    found = _entry_file(kind, entry_key, "so", "shared")
+    return None if found is None else (found[0], found[2])
 
 
 def store_object(kind: str, entry_key: str, code: bytes, meta, imported: list[Path],

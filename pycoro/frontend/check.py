@@ -1606,26 +1606,30 @@ class BodyChecker:
         close = difflib.get_close_matches(name, self.p.method_names(recv), n=1)
         return M.did_you_mean(close[0]) if close else None
 
-    def _borrowed_place(self, base: ast.Expr) -> str | None:
-        """What a coroutine started by a `mut self` method on `base` refers to, when
-        that may die before the coroutine does: a local variable (or the caller's
-        place, for `self`) or a temporary. None for a global, or a place reached
-        through a pointer (raw pointers are the program's own business)."""
+    def _receiver_root(self, base: ast.Expr) -> ast.Expr | None:
+        """The variable or temporary whose value a `mut self` method on `base`
+        changes; None when `base` is reached through a pointer."""
         root = base
         while isinstance(root, (ast.Field, ast.Index)):
             if isinstance(self.inst_types.get(root.base), PtrT):
                 return None
             root = root.base
+        return root
+
+    def _borrowed_place(self, base: ast.Expr) -> str | None:
+        """What a coroutine started by a `mut self` method on `base` refers to, when
+        that may die before the coroutine does: a local variable (or the caller's
+        place, for `self`) or a temporary. None for a global, or a place reached
+        through a pointer (raw pointers are the program's own business)."""
+        root = self._receiver_root(base)
+        if root is None:
+            return None
         if not isinstance(root, ast.Name):
             return "a temporary"
         return M.q(root.name) if self.lookup(root.name) is not None else None
 
     def _check_mut_receiver(self, base: ast.Expr, method: str) -> None:
-        root = base
-        while isinstance(root, (ast.Field, ast.Index)):
-            if isinstance(self.inst_types.get(root.base), PtrT):
-                return
-            root = root.base
+        root = self._receiver_root(base)
         if isinstance(root, ast.Name):
             var = self.lookup(root.name)
             if var is not None and not var.mutable:
