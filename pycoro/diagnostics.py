@@ -7,10 +7,11 @@ offending text.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+
+from .record import field, record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Span:
     file: str
     line: int
@@ -26,7 +27,7 @@ class Span:
         return Span(self.file, self.line, self.col, other.end_line, other.end_col)
 
 
-@dataclass
+@record
 class Diagnostic:
     message: str
     span: Span | None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import llvmlite.binding as llvm
@@ -24,6 +23,7 @@ from .frontend.check import check_program
 from .frontend.program import CheckedProgram
 from .frontend.resolve import load
 from .paths import in_stdlib, stdlib_dir, stdlib_display
+from .record import replace
 from .middle import gpu, intrinsics
 from .middle.irgen import ModuleGen
 from .middle.coro import resume_cc

@@ -2,12 +2,12 @@
 keys its lookup by these without importing the compiler or LLVM."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .record import record
 
 DEFAULT_GPU_ARCH = "sm_80"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options:
     opt_level: int = 2
     target: str = "native"            # or "nvptx"

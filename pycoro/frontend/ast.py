@@ -1,15 +1,16 @@
-"""The PyCoro syntax tree: frozen dataclasses, a span on every node.
+"""The PyCoro syntax tree: frozen records, a span on every node.
 
 Nodes compare by identity (eq=False) so that later stages can key side
 tables (types, resolved names) by node, per generic instantiation.
+`fields(node)` names a node's fields, in order.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..diagnostics import Span
+from ..record import fields as fields   # re-exported for the walkers over nodes
+from ..record import record
 
-node = dataclass(frozen=True, eq=False)
+node = record(frozen=True, eq=False)
 
 
 @node

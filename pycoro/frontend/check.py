@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from dataclasses import dataclass
 
 from . import ast, intrinsics
 from . import messages as M
@@ -24,6 +23,7 @@ from .types import (BOOL, ERROR, F64, HANDLE, I32, I64, NULL, STR, U64, VOID, Ar
                     FnT, IntT, PRIMITIVES, PromiseT, PtrT, StructT, Type, TypeVar, abi_of, has_vars,
                     is_scalar, size, substitute, unify)
 from ..diagnostics import Reporter, Span
+from ..record import record
 
 COMPOUND_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
 ARITH = ("+", "-", "*", "/", "%")
@@ -40,7 +40,7 @@ def check_program(modules: list[ast.Module], reporter: Reporter, need_main: bool
     return checker.run(need_main and target not in GPU_TARGETS, main_file)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Method:
     decl: ast.FnDecl
     subst: dict
@@ -504,7 +504,7 @@ def _is_coroutine(decl: ast.FnDecl) -> bool:
         if isinstance(node, tuple):
             return any(map(walk, node))
         if isinstance(node, ast.Node):
-            return any(walk(getattr(node, f)) for f in node.__dataclass_fields__ if f != "span")
+            return any(walk(getattr(node, f)) for f in ast.fields(node) if f != "span")
         return False
     return decl.kind in ("fn", "kernel") and walk(decl.body)
 

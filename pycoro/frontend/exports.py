@@ -26,8 +26,6 @@ C, touches a mutable global, or calls through a function pointer.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .program import (
     BuiltinCall,
     CheckedProgram,
@@ -38,11 +36,12 @@ from .program import (
 )
 from .types import BOOL, PRIMITIVES, VOID, PromiseT, Type, is_scalar
 from ..paths import in_stdlib
+from ..record import record
 
 GENERATOR_STEPS = ("next", "value", "fill", "destroy")   # the wrappers a generator has besides create
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Export:
     name: str
     params: tuple[tuple[str, Type], ...]

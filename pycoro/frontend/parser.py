@@ -5,6 +5,7 @@ import functools
 import pickle
 from pathlib import Path
 
+from . import larkload  # noqa: F401 - first: lark without its `regex` probe
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 

@@ -8,13 +8,13 @@ calls.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
+from ..record import field, record
 from . import ast
 from .types import Type
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class LocalVar:
     name: str
     type: Type
@@ -25,7 +25,7 @@ class LocalVar:
     owned: bool = False      # holds an owning coroutine handle it must destroy
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class CoroutineInfo:
     """What the middle needs to place a coroutine (clang's Sema pre-builds the same)."""
     abi: str                       # "switch" | "retcon" | "retcon_once" (async fns have none: FnInstance.is_async)
@@ -46,7 +46,7 @@ class CoroutineInfo:
         return self.abi in ("retcon", "retcon_once")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AwaitInfo:
     """`await x`: the awaiter's protocol, settled by the checker."""
     transform: "FnInstance | None"   # the promise's await_transform, if it has one
@@ -57,7 +57,7 @@ class AwaitInfo:
     kind: str                        # "void" | "bool" | "handle"
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class GlobalVar:
     decl: ast.GlobalDecl
     type: Type
@@ -68,7 +68,7 @@ class GlobalVar:
         return self.decl.name
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class FnInstance:
     decl: ast.FnDecl
     display: str                       # `swap<i64, f64>`, `Point.norm2`
@@ -103,23 +103,23 @@ class FnInstance:
 
 # ---- what a call calls ----
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DirectCall:
     fn: FnInstance
     receiver: ast.Expr | None = None   # the `x` of `x.m(…)`; passed by address when fn.self_mode == "ref"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class IndirectCall:
     """Call through a value of type `fn(…) -> R`."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BuiltinCall:
     name: str            # "print" | "assert" | "panic"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HandleCall:
     """`h.resume()`, `h.done()`, `h.handle()`, `h.promise()` on a coroutine handle, `Handle.destroy()`."""
     name: str
@@ -131,7 +131,7 @@ class HandleCall:
 CallTarget = DirectCall | IndirectCall | BuiltinCall | HandleCall
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class IterProtocol:
     """`for v in e` over a value with `next(mut self) -> bool` / `value(self) -> T`
     (a returned-continuation handle's are built in: HandleCall)."""
@@ -141,7 +141,7 @@ class IterProtocol:
     holder: LocalVar     # the iterated value, when `e` is not already a variable
 
 
-@dataclass
+@record
 class CheckedProgram:
     functions: list[FnInstance]
     globals: list[GlobalVar]

@@ -7,7 +7,6 @@ duplicates, including clashes with names the stdlib defines.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ast
@@ -16,6 +15,7 @@ from . import messages as M
 from .parser import parse, parse_cached
 from ..diagnostics import CompileError, Diagnostic, Reporter, Span
 from ..paths import in_stdlib, stdlib_dir, stdlib_display
+from ..record import field, record
 
 BUILTIN_FUNCTIONS = ("print", "assert", "panic", "noop_handle", *GPU_BUILTINS)
 
@@ -101,7 +101,7 @@ def _relative(shown: str) -> str:
         return shown
 
 
-@dataclass
+@record
 class Namespace:
     """All top-level names of one program (its files and the stdlib it imports)."""
     decls: dict[str, ast.Decl] = field(default_factory=dict)

@@ -1,10 +1,11 @@
 """Semantic types. Frozen and compared by value: `IntT(64, True) == I64`."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 import functools
 from functools import cached_property
 from typing import TYPE_CHECKING
+
+from ..record import fields, record
 
 if TYPE_CHECKING:
     from . import ast
@@ -20,12 +21,12 @@ class Type:
 
     @cached_property
     def _hash(self) -> int:
-        return hash((type(self),) + tuple(getattr(self, f) for f in self.__dataclass_fields__))
+        return hash((type(self),) + tuple(getattr(self, f) for f in fields(self)))
 
     is_int = is_float = is_numeric = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class IntT(Type):
     __hash__ = Type.__hash__
     bits: int
@@ -45,7 +46,7 @@ class IntT(Type):
         return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FloatT(Type):
     __hash__ = Type.__hash__
     bits: int
@@ -56,7 +57,7 @@ class FloatT(Type):
         return f"f{self.bits}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Simple(Type):
     __hash__ = Type.__hash__
     """Types that are just a name: bool, void, str, Handle, and the null literal's type."""
@@ -66,7 +67,7 @@ class Simple(Type):
         return self.name
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArrayT(Type):
     __hash__ = Type.__hash__
     elem: Type
@@ -76,7 +77,7 @@ class ArrayT(Type):
         return f"[{self.elem}; {self.size}]"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PtrT(Type):
     __hash__ = Type.__hash__
     elem: Type
@@ -85,7 +86,7 @@ class PtrT(Type):
         return f"ptr<{self.elem}>"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FnT(Type):
     __hash__ = Type.__hash__
     params: tuple[Type, ...]
@@ -96,7 +97,7 @@ class FnT(Type):
         return f"fn({', '.join(map(str, self.params))}){ret}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Declared(Type):
     """A type named by a declaration, with its type arguments: `Name<A, B>`."""
     __hash__ = Type.__hash__
@@ -107,19 +108,19 @@ class _Declared(Type):
         return _with_args(self.decl.name, self.args)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StructT(_Declared):
     """An instance of a (possibly generic) struct declaration."""
     __hash__ = Type.__hash__
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PromiseT(_Declared):
     """The owning handle type `P<…>` of a coroutine whose promise is P."""
     __hash__ = Type.__hash__
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TypeVar(Type):
     __hash__ = Type.__hash__
     """A generic parameter, before monomorphisation."""

@@ -83,7 +83,7 @@ def _yields(node) -> list[ast.Yield]:
             for x in n:
                 walk(x)
         elif isinstance(n, ast.Node):
-            for f in n.__dataclass_fields__:
+            for f in ast.fields(n):
                 if f != "span":
                     walk(getattr(n, f))
     walk(node)

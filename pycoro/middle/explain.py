@@ -12,17 +12,17 @@ llvmlite reports no optimisation remarks, so the facts come from the IR:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
 
 from ..frontend.program import FnInstance
 from ..paths import in_stdlib
+from ..record import field, record
 from .coro.retcon import buffer_bytes
 from .runtime import symbol as rt_symbol
 
 
-@dataclass
+@record
 class FrameReport:
     coroutine: str
     abi: str                  # `switch`, `retcon(64)`, …
@@ -32,7 +32,7 @@ class FrameReport:
     fields: list[tuple[str, str, int]] = field(default_factory=list)  # name, LLVM type, bytes
 
 
-@dataclass
+@record
 class SiteReport:
     where: str
     caller: str

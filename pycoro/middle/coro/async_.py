@@ -426,7 +426,7 @@ def syntax_size(body: ast.Block) -> int:
         if isinstance(node, tuple):
             return sum(map(size, node))
         if isinstance(node, ast.Node):
-            return 1 + sum(size(getattr(node, f)) for f in node.__dataclass_fields__ if f != "span")
+            return 1 + sum(size(getattr(node, f)) for f in ast.fields(node) if f != "span")
         return 0
     return size(body)
 
