@@ -2,60 +2,24 @@
 from __future__ import annotations
 
 from enum import Enum
-from pathlib import Path
 from typing import Optional
 
 import typer
 
-from .diagnostics import CompileError
-from .launch import guarded, run_program
+from .launch import EMITS, TARGETS, build_program, compilation, guarded, options_for, run_program
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="pycoro: compile and run PyCoro programs.")
 
 
-class Emit(str, Enum):
-    exe = "exe"
-    obj = "obj"
-    shared = "shared"
-    llvm = "llvm"
-    lowered = "lowered"
-    asm = "asm"
-    ptx = "ptx"
-
-
-class Target(str, Enum):
-    native = "native"
-    nvptx = "nvptx"
-
-
-_DEFAULT_SUFFIX = {"exe": "", "obj": ".o", "shared": ".so", "llvm": ".ll", "lowered": ".ll",
-                   "asm": ".s", "ptx": ".ptx"}
-
+Emit = Enum("Emit", {name: name for name in EMITS}, type=str)
+Target = Enum("Target", {name: name for name in TARGETS}, type=str)
 OptLevel = typer.Option(2, "-O", min=0, max=3, help="optimisation level, -O0 … -O3")
 
 
 def _guard(action) -> None:
     """Run a compiler action and exit with its status (launch.guarded)."""
     raise typer.Exit(guarded(action))
-
-
-def _options(opt: int = 2, target: str = "native", arch: str | None = None,
-             allow_device_heap: bool = False, trampoline: bool = False, real_time: bool = False):
-    from .diagnostics import Diagnostic
-    from .options import DEFAULT_GPU_ARCH, Options
-    if arch is not None:
-        from .backend.targets import nvptx_arches   # LLVM: only when asked about GPUs
-        if arch not in nvptx_arches():
-            raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
-                                           hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
-    return Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
-                   allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time)
-
-
-def _compilation(file: str, options):
-    from .driver import Compilation   # the whole compiler: imported only when needed
-    return Compilation.from_file(file, options)
 
 
 TargetOption = typer.Option(Target.native, "--target", help="native (this CPU) or nvptx (PTX for NVIDIA GPUs)")
@@ -85,27 +49,14 @@ def build(file: str = typer.Argument(..., help="the .pc program"),
           opt: int = OptLevel,
           real_time: bool = RealTimeOption):
     """Write an artefact: a native executable, a shared library with its C header, or PTX for --target nvptx."""
-    emit = emit or (Emit.ptx if target is Target.nvptx else Emit.exe)
-    out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit.value]).name or "a.out"
-    if output is None and emit is Emit.shared:
-        out = f"lib{out}"   # gen.pc → libgen.so (and gen.h)
-
-    def action():
-        from .diagnostics import Diagnostic
-        if emit is Emit.ptx and target is not Target.nvptx:
-            raise CompileError([Diagnostic("--emit ptx without --target nvptx: PTX is for GPUs", None)])
-        if target is not Target.nvptx and (arch or allow_device_heap):
-            raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
-        _compilation(file, _options(opt, target.value, arch, allow_device_heap, real_time=real_time)).build(
-            emit.value, out)
-        return 0
-    _guard(action)
+    raise typer.Exit(build_program(file, output, target.value, arch, allow_device_heap, emit and emit.value, opt,
+                                   real_time))
 
 
 @app.command()
 def check(file: str = typer.Argument(..., help="the .pc program"), target: Target = TargetOption):
     """Parse and type-check FILE only."""
-    _guard(lambda: (_compilation(file, _options(target=target.value)).check(), 0)[1])
+    _guard(lambda: (compilation(file, options_for(target=target.value)).check(), 0)[1])
 
 
 @app.command()
@@ -114,7 +65,7 @@ def explain(file: str = typer.Argument(..., help="the .pc program"), opt: int = 
     """Report coroutine frames, their ABIs, and heap elision per call site."""
 
     def action():
-        frames, sites = _compilation(file, _options(opt, target.value, arch)).explain()
+        frames, sites = compilation(file, options_for(opt, target.value, arch)).explain()
         print(render_explain(file, opt, frames, sites, gpu=target is Target.nvptx))
         return 0
     _guard(action)

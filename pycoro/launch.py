@@ -1,10 +1,11 @@
 """The `pycoro` command's entry point, and how its actions run.
 
-`main` recognises the plain forms of `pycoro run` itself and runs them
-without the CLI's option parser (typer): a program compiled before then runs
-from the cache without the compiler or LLVM either (rerun.py), as `python
-x.py` runs a module from its .pyc. Every other command line goes to the CLI
-(cli.py), which parses the same options and runs a program the same way.
+`main` recognises the plain forms of `pycoro run` and `pycoro build` itself
+and runs them without the CLI's option parser (typer, ~20 ms to import): a
+program compiled before then runs from the cache without the compiler or
+LLVM either (rerun.py), as `python x.py` runs a module from its .pyc. Every
+other command line goes to the CLI (cli.py), which parses the same options
+and runs a program or builds it the same way.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import signal
 import sys
 import threading
 import traceback
+from pathlib import Path
 
 from .diagnostics import CompileError, LeakError, print_diagnostics
 
@@ -65,37 +67,68 @@ def guarded(action) -> int:
     return status or 0
 
 
-# `pycoro run`'s flags as cli.run declares them: (flag, its parameter)
-_RUN_FLAGS = {"--check-leaks": "check_leaks", "--trampoline": "trampoline", "--real-time": "real_time"}
-_OPT_LEVELS = ("0", "1", "2", "3")
+# The plain forms of `pycoro run` and `pycoro build`: their options as cli.py
+# declares them, option → (parameter, the values it takes; FLAG: none).
+FLAG, ANY = (), None
+OPT_LEVELS = ("0", "1", "2", "3")
+TARGETS = ("native", "nvptx")
+EMITS = ("exe", "obj", "shared", "llvm", "lowered", "asm", "ptx")
+_PLAIN_OPTIONS = {
+    "run": {"--check-leaks": ("check_leaks", FLAG), "--trampoline": ("trampoline", FLAG),
+            "--real-time": ("real_time", FLAG)},
+    "build": {"-o": ("output", ANY), "--output": ("output", ANY), "--target": ("target", TARGETS),
+              "--arch": ("arch", ANY), "--emit": ("emit", EMITS),
+              "--allow-device-heap": ("allow_device_heap", FLAG), "--real-time": ("real_time", FLAG)},
+}
+_DEFAULT_SUFFIX = {"exe": "", "obj": ".o", "shared": ".so", "llvm": ".ll", "lowered": ".ll",
+                   "asm": ".s", "ptx": ".ptx"}
 
 
-def plain_run(argv: list[str]) -> tuple[str, dict] | None:
-    """`run FILE` with only `-O N`/`-ON` and cli.run's flags: the file and the
-    run's parameters; None for any other command line (cli.py parses it)."""
-    if not argv or argv[0] != "run":
+def plain_command(argv: list[str]) -> tuple[str, str, dict] | None:
+    """`run FILE` or `build FILE` with only the options above and `-O N`/`-ON`:
+    the command, the file and the parameters given; None for any other command
+    line (cli.py parses it, and says what is wrong with it)."""
+    if not argv or argv[0] not in _PLAIN_OPTIONS:
         return None
-    file, params = None, {"opt": 2, **dict.fromkeys(_RUN_FLAGS.values(), False)}
+    options = _PLAIN_OPTIONS[argv[0]]
+    file, params = None, {}
     args = iter(argv[1:])
     for arg in args:
-        if arg in _RUN_FLAGS:
-            params[_RUN_FLAGS[arg]] = True
-        elif arg == "-O" or (arg.startswith("-O") and arg[2:] in _OPT_LEVELS):
+        if arg in options:
+            name, values = options[arg]
+            value = True if values is FLAG else next(args, None)
+            if value is None or (values is ANY and value.startswith("-")) or (values and value not in values):
+                return None
+            params[name] = value
+        elif arg == "-O" or (arg.startswith("-O") and arg[2:] in OPT_LEVELS):
             level = arg[2:] or next(args, None)
-            if level not in _OPT_LEVELS:
+            if level not in OPT_LEVELS:
                 return None
             params["opt"] = int(level)
         elif arg.startswith("-") or file is not None:
             return None
         else:
             file = arg
-    return (file, params) if file is not None else None
+    return (argv[0], file, params) if file is not None else None
 
 
-def run_options(opt: int, trampoline: bool, real_time: bool):
-    """The compilation options of `pycoro run` (its cache entries are keyed by them)."""
-    from .options import Options
-    return Options(opt_level=opt, trampoline=trampoline, real_time=real_time)
+def options_for(opt: int = 2, target: str = "native", arch: str | None = None, allow_device_heap: bool = False,
+                trampoline: bool = False, real_time: bool = False):
+    """The compilation options of a command (`pycoro run`'s cache entries are keyed by them)."""
+    from .diagnostics import Diagnostic
+    from .options import DEFAULT_GPU_ARCH, Options
+    if arch is not None:
+        from .backend.targets import nvptx_arches   # LLVM: only when asked about GPUs
+        if arch not in nvptx_arches():
+            raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
+                                           hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
+    return Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
+                   allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time)
+
+
+def compilation(file: str, options):
+    from .driver import Compilation   # the whole compiler: imported only when needed
+    return Compilation.from_file(file, options)
 
 
 def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: bool = False,
@@ -108,19 +141,41 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
 
     def action():
         from .rerun import run_cached
-        options = run_options(opt, trampoline, real_time)
+        options = options_for(opt, trampoline=trampoline, real_time=real_time)
         status = run_cached(file, options, check_leaks)
         if status is None:
-            from .driver import Compilation   # the whole compiler: only when needed
-            status = Compilation.from_file(file, options).run(check_leaks)
+            status = compilation(file, options).run(check_leaks)
         return status & 0xFF
     return guarded(action)
 
 
+def build_program(file: str, output: str | None = None, target: str = "native", arch: str | None = None,
+                  allow_device_heap: bool = False, emit: str | None = None, opt: int = 2,
+                  real_time: bool = False) -> int:
+    """`pycoro build`: writes the artefact; the exit status."""
+    emit = emit or ("ptx" if target == "nvptx" else "exe")
+    out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit]).name or "a.out"
+    if output is None and emit == "shared":
+        out = f"lib{out}"   # gen.pc → libgen.so (and gen.h)
+
+    def action():
+        from .diagnostics import Diagnostic
+        if emit == "ptx" and target != "nvptx":
+            raise CompileError([Diagnostic("--emit ptx without --target nvptx: PTX is for GPUs", None)])
+        if target != "nvptx" and (arch or allow_device_heap):
+            raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
+        compilation(file, options_for(opt, target, arch, allow_device_heap, real_time=real_time)).build(emit, out)
+        return 0
+    return guarded(action)
+
+
+_PLAIN_ACTIONS = {"run": run_program, "build": build_program}
+
+
 def main() -> None:
-    plain = plain_run(sys.argv[1:])
+    plain = plain_command(sys.argv[1:])
     if plain is not None:
-        file, params = plain
-        sys.exit(run_program(file, **params))
+        command, file, params = plain
+        sys.exit(_PLAIN_ACTIONS[command](file, **params))
     from .cli import main as cli_main   # typer, and the compiler on demand
     cli_main()

@@ -180,6 +180,11 @@ async fn main() { let j = spawn twice(1); print(await j + await twice(2)); }
 }
 
 
+def _imported(stderr: str) -> set[str]:
+    """The modules `python -X importtime` reported importing."""
+    return {line.split("|")[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+
+
 def _run_showing_imports(cache_dir, path, *args):
     """`pycoro run` as a user runs it, with Python reporting every module it imports."""
     return subprocess.run([sys.executable, "-X", "importtime", "-m", "pycoro", "run", *args, str(path)],
@@ -196,8 +201,7 @@ def test_a_plain_run_skips_the_option_parser_and_a_cached_one_llvm_and_the_compi
     for proc in runs:
         assert (proc.returncode, proc.stdout) == (status, stdout), proc.stderr
         assert message in proc.stderr
-    compiling, cached = ({line.split("|")[-1].strip() for line in proc.stderr.splitlines()
-                          if line.startswith("import time:")} for proc in runs)
+    compiling, cached = (_imported(proc.stderr) for proc in runs)
     assert "pycoro.driver" in compiling and "typer" not in compiling
     assert {"llvmlite.binding", "typer", "pycoro.driver", "pycoro.frontend", "lark"}.isdisjoint(cached)
 
@@ -218,18 +222,41 @@ def test_a_run_entry_whose_library_cannot_be_loaded_runs_its_object_code(cache_d
 
 
 @pytest.mark.parametrize("argv, plain", [
-    (["run", "p.pc"], ("p.pc", {"opt": 2, "check_leaks": False, "trampoline": False, "real_time": False})),
+    (["run", "p.pc"], ("run", "p.pc", {})),
     (["run", "-O0", "--check-leaks", "p.pc", "--real-time"],
-     ("p.pc", {"opt": 0, "check_leaks": True, "trampoline": False, "real_time": True})),
-    (["run", "-O", "3", "--trampoline", "p.pc", "-O1"],
-     ("p.pc", {"opt": 1, "check_leaks": False, "trampoline": True, "real_time": False})),
+     ("run", "p.pc", {"opt": 0, "check_leaks": True, "real_time": True})),
+    (["run", "-O", "3", "--trampoline", "p.pc", "-O1"], ("run", "p.pc", {"opt": 1, "trampoline": True})),
+    (["build", "p.pc"], ("build", "p.pc", {})),
+    (["build", "--target", "nvptx", "--arch", "sm_90", "p.pc", "-o", "k.ptx", "--allow-device-heap"],
+     ("build", "p.pc", {"target": "nvptx", "arch": "sm_90", "output": "k.ptx", "allow_device_heap": True})),
+    (["build", "--emit", "shared", "--output", "libx.so", "-O0", "x.pc"],
+     ("build", "x.pc", {"emit": "shared", "output": "libx.so", "opt": 0})),
     (["run"], None), (["run", "-O"], None), (["run", "-O4", "p.pc"], None), (["run", "-O", "x", "p.pc"], None),
     (["run", "a.pc", "b.pc"], None), (["run", "--help"], None), (["run", "--", "p.pc"], None),
-    (["build", "p.pc"], None), ([], None),
+    (["run", "-o", "x", "p.pc"], None), (["build", "--emit", "wasm", "p.pc"], None),
+    (["build", "--target", "arm", "p.pc"], None), (["build", "p.pc", "-o"], None), (["build", "-o", "--emit", "p.pc"], None),
+    (["build", "--emit=obj", "p.pc"], None), (["build", "--check-leaks", "p.pc"], None),
+    (["check", "p.pc"], None), ([], None),
 ])
-def test_the_command_lines_a_cached_run_takes_without_the_cli(argv, plain):
-    from pycoro.launch import plain_run
-    assert plain_run(argv) == plain
+def test_the_command_lines_taken_without_the_cli(argv, plain):
+    from pycoro.launch import plain_command
+    assert plain_command(argv) == plain
+
+
+@pytest.mark.parametrize("argv", [["--target", "native"], ["--target=native"]])
+def test_a_build_gives_the_same_results_with_or_without_the_cli(hello, tmp_path, argv):
+    """`--target=native` is left to typer; both write the same executable and
+    refuse the same mistakes with the same message."""
+    out = tmp_path / "hello"
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "pycoro", "build", *argv, str(hello),
+                           "-o", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert ("typer" in _imported(proc.stderr)) == ("=" in argv[0])
+    assert subprocess.run([str(out)], capture_output=True, text=True).stdout == "hi 1.5\n"
+    for bad in (["--emit", "ptx"], ["--emit=ptx"]):
+        proc = subprocess.run([sys.executable, "-m", "pycoro", "build", *bad, str(hello)], capture_output=True,
+                              text=True, cwd=tmp_path)
+        assert (proc.returncode, proc.stderr) == (1, "error: --emit ptx without --target nvptx: PTX is for GPUs\n")
 
 
 def test_a_damaged_run_entry_is_compiled_again(cache_dir, hello, pycoro):
