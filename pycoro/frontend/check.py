@@ -676,7 +676,11 @@ class BodyChecker:
             self.stmt_If(s.else_)
         elif s.else_ is not None:
             self.check_block(s.else_)
-        self.moved = {**after_then, **self.moved}  # moved on either path: maybe moved
+        # Moved on a path that reaches the next statement: maybe moved. A branch
+        # that returns, panics, breaks or continues takes its moves elsewhere.
+        reaching = [moved for moved, branch in ((after_then, s.then), (self.moved, s.else_))
+                    if not _never_falls_through(branch)]
+        self.moved = {k: v for moved in reaching or (after_then, self.moved) for k, v in moved.items()}
 
     def stmt_While(self, s: ast.While) -> None:
         self.condition(s.cond)
@@ -1737,6 +1741,19 @@ def _always_returns(s: ast.Stmt | None) -> bool:
         case ast.ExprStmt(expr=ast.Call(callee=ast.Name(name="panic"))):
             return True
     return False
+
+
+def _never_falls_through(s: ast.Stmt | None) -> bool:
+    """Whether control never goes on to the statement after `s`: every path
+    through it returns, panics, or leaves by `break`/`continue`."""
+    match s:
+        case ast.Break() | ast.Continue():
+            return True
+        case ast.Block(stmts=stmts):
+            return any(map(_never_falls_through, stmts))
+        case ast.If(then=then, else_=else_):
+            return _never_falls_through(then) and _never_falls_through(else_)
+    return _always_returns(s)
 
 
 def _breaks(s: ast.Stmt) -> bool:
