@@ -549,8 +549,10 @@ class BodyChecker:
         self.loops = 0
         self.defers = 0
         self.loop_nesting = 0
-        # Owning handles moved out of their variable so far, on some path: id(var) → (var, where)
-        self.moved: dict[int, tuple[LocalVar, Span]] = {}
+        # Owning handles moved out of their variable so far, on some path:
+        # (id(var), the fields moved out of it; () for the whole) → (var, where)
+        self.moved: dict[tuple[int, tuple[str, ...]], tuple[LocalVar, Span]] = {}
+        self.field_bases: set[int] = set()   # ids of the bases of field accesses being checked
         self.inst_types: dict = {} if inst is None else inst.types
         self.awaited: ast.Call | None = None   # the call `await` / `spawn` is about to check
         # Calls of `mut self` coroutine methods whose coroutine refers to a place
@@ -651,10 +653,11 @@ class BodyChecker:
         self.binding = None
 
     def stmt_Assign(self, s: ast.Assign) -> None:
-        if s.op == "=" and isinstance(s.target, ast.Name):
-            var = self.lookup(s.target.name)
-            if var is not None and var.owned:
-                self.moved.pop(id(var), None)  # assigning gives the variable a handle again
+        place = self._local_path(s.target) if s.op == "=" else None
+        if place is not None:   # assigning gives the variable (or field) its handles again
+            var, path = place
+            self.moved = {key: m for key, m in self.moved.items()
+                          if key[0] != id(var) or key[1][:len(path)] != path}
         target_t = self.check_place(s.target, write=True)
         if s.op == "=":
             if target_t is not ERROR:
@@ -899,7 +902,10 @@ class BodyChecker:
         """`a.b[i].c = v` needs `a` to be a mutable place (or a pointer)."""
         match base:
             case ast.Name():
-                return self.check_place(base, write) is not ERROR
+                self.field_bases.add(id(base))   # only the field is used: `x.a = v` after `x.b` moved
+                ok = self.check_place(base, write) is not ERROR
+                self.field_bases.discard(id(base))
+                return ok
             case ast.Field(base=inner) | ast.Index(base=inner):
                 if isinstance(self.inst_types.get(inner), PtrT):
                     return True
@@ -923,17 +929,50 @@ class BodyChecker:
         borrow = self._borrow_of(e)
         if borrow is not None and e is not self.binding and e is not self.lending:
             self.r.error(M.borrowing_coroutine_moved(*borrow), e.span, hint=M.borrowing_coroutine_hint(borrow[0]))
-        if isinstance(e, ast.Name):
-            var = self.lookup(e.name)
-            if var is None or not var.owned:
+        if isinstance(e, (ast.Name, ast.Field)):
+            place = self._local_path(e)
+            if place is None:
+                if isinstance(e, ast.Field):
+                    self.r.error(M.move_out_of_place(), e.span)
                 return
+            var, path = place
             if var.loop_depth < self.loop_nesting:
-                self.r.error(M.move_in_loop(e.name), e.span)
-            self.moved[id(var)] = (var, e.span)
+                self.r.error(M.move_in_loop(_path_text(var, path)), e.span)
+            self.moved[id(var), path] = (var, e.span)
             if var.is_param:
                 self.inst.moved_params.add(var.param_index)
-        elif isinstance(e, (ast.Field, ast.Index)):
+        elif isinstance(e, ast.Index):
             self.r.error(M.move_out_of_place(), e.span)
+
+    def _local_path(self, e: ast.Expr) -> tuple[LocalVar, tuple[str, ...]] | None:
+        """`x` or `x.a.b` of a local variable that owns what it holds: x, and
+        the fields (`("a", "b")`). A field can be moved out of such a
+        variable alone (as in Rust), not out of a pointer or a `mut self`."""
+        path = []
+        while isinstance(e, ast.Field):
+            path.append(e.name)
+            e = e.base
+        var = self.lookup(e.name) if isinstance(e, ast.Name) else None
+        if var is None or not var.owned:
+            return None
+        return var, tuple(reversed(path))
+
+    def _check_not_moved(self, e: ast.Expr) -> bool:
+        """A use of `x` or `x.a.b` as a whole: nothing of it may have been moved."""
+        if id(e) in self.field_bases:   # `x` of `x.a`: the access as a whole is checked
+            return True
+        place = self._local_path(e)
+        if place is None:
+            return True
+        var, path = place
+        for (key, moved_path), (_, where) in self.moved.items():
+            if key == id(var) and path[:len(moved_path)] == moved_path[:len(path)]:
+                whole = len(moved_path) <= len(path)
+                message = (M.use_after_move(_path_text(var, path)) if whole
+                           else M.use_after_partial_move(_path_text(var, path), _path_text(var, moved_path)))
+                self.r.error(message, e.span, notes=[(M.moved_here(), where)])
+                return False
+        return True
 
     def expect(self, e: ast.Expr, t: Type) -> Type:
         got = self.check_expr(e, t)
@@ -988,11 +1027,7 @@ class BodyChecker:
         var = self.lookup(e.name)
         if var is not None:
             self._ref(e, var)
-            if id(var) in self.moved:
-                self.r.error(M.use_after_move(e.name), e.span,
-                             notes=[(M.moved_here(), self.moved[id(var)][1])])
-                return ERROR
-            return var.type
+            return var.type if self._check_not_moved(e) else ERROR
         g = self.p.globals.get(e.name)
         if g is not None:
             self._ref(e, g)
@@ -1132,13 +1167,15 @@ class BodyChecker:
         return ERROR
 
     def expr_Field(self, e: ast.Field, expected: Type | None) -> Type:
+        self.field_bases.add(id(e.base))
         base = self.check_expr(e.base, None)
+        self.field_bases.discard(id(e.base))
         if base is ERROR:
             return ERROR
         if isinstance(base, StructT):
             for name, t in self.p.struct_fields(base):
                 if name == e.name:
-                    return t
+                    return t if self._check_not_moved(e) else ERROR
         hint = M.ptr_field_hint(e.name) if isinstance(base, PtrT) and isinstance(base.elem, StructT) else None
         if self.p.find_method(base, e.name) is not None:
             hint = f"`{e.name}` is a method: call it with `(…)`"
@@ -1741,6 +1778,10 @@ def _always_returns(s: ast.Stmt | None) -> bool:
         case ast.ExprStmt(expr=ast.Call(callee=ast.Name(name="panic"))):
             return True
     return False
+
+
+def _path_text(var: LocalVar, path: tuple[str, ...]) -> str:
+    return ".".join((var.name, *path))
 
 
 def _never_falls_through(s: ast.Stmt | None) -> bool:

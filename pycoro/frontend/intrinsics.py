@@ -32,7 +32,8 @@ _WORDS = {(FLOAT,): "a float type (`f32` or `f64`)", NUMERIC: "a numeric type"}
 # std/async's building blocks (`intrinsic fn __name…;` there), lowered by
 # middle/coro/async_.py; their signatures are std/async's to write.
 RUNTIME = frozenset({"__frame_alloc", "__frame_free", "__size_of", "__current_task", "__park",
-                     "__real_time", "__clock_ms", "__sleep_ms"})
+                     "__real_time", "__clock_ms", "__sleep_ms", "__take", "__put",
+                     "__owns", "__dropper"})
 SUSPENDING = frozenset({"__park"})   # awaited, like an async fn
 
 # Facts about the whole program that the prelude tests (`intrinsic fn

@@ -131,6 +131,8 @@ def once_yields(problem: str) -> str: return f"a `retcon_once` coroutine must yi
 def with_needs_once(t: object) -> str:
     return f"`with` needs a `retcon_once` coroutine such as `Once<T>`, found {q(t)}"
 def use_after_move(name: str) -> str: return f"use of moved value {q(name)}"
+def use_after_partial_move(name: str, part: str) -> str:
+    return f"use of partly moved value {q(name)}: {q(part)} was moved out of it"
 def moved_here() -> str: return "moved here"
 def move_in_loop(name: str) -> str:
     return f"cannot move {q(name)} out of a variable declared outside this loop: it would be moved again in the next iteration"
@@ -150,7 +152,7 @@ def borrowing_task(method: str, place: str) -> str:
     return f"a spawned task cannot refer to {place} (through `mut self` method {q(method)}): it could outlive it"
 def borrowing_task_hint(method: str) -> str:
     return f"await the call in place instead, or let {q(method)} take `self` by value"
-def move_out_of_place() -> str: return "cannot move a coroutine handle out of a field, element or pointer"
+def move_out_of_place() -> str: return "cannot move a coroutine handle out of a pointer, an array element or `self`"
 def hook_result(hook: str) -> str: return f"`{hook}` returning a value is not supported yet"
 def make_it_a_coroutine() -> str:
     return "a function is a coroutine only if its body has `yield` or `co_return`: end it with `co_return;`"

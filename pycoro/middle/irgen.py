@@ -167,6 +167,21 @@ class ModuleGen:
             FnGen(self, inst, fn).emit_guard(guards.leading_guard(inst))
         return self.wrappers[key]
 
+    def dropper(self, t: Type, inst: FnInstance) -> ir.Function:
+        """`void drop(ptr p)`: destroys the coroutines of the `t` at p, for code
+        that does not know `t` (std/async's channels, for the values left in
+        them when `main` returns). Emitted as part of `inst`, which asks for it."""
+        key = ("drop", t)
+        if key not in self.wrappers:
+            fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR]), f"pc.drop.{len(self.wrappers)}")
+            fn.linkage = "internal"
+            self.wrappers[key] = fn
+            gen = FnGen(self, inst, fn)
+            gen.drop(fn.args[0], t)
+            gen.b.ret_void()
+            gen.allocas.branch(fn.blocks[1])
+        return self.wrappers[key]
+
     def await_wrapper(self, hook: FnInstance, kind: str) -> ir.Function:
         """`R wrapper(ptr awaiter, ptr frame)`: calls `awaiter.await_suspend(frame)` (or a
         promise's final_suspend) outside the suspending coroutine, as LLVM requires."""
@@ -952,6 +967,8 @@ class FnGen:
             ref = self.inst.refs.get(e)
             if consumed and isinstance(ref, LocalVar) and ref.owned:
                 self.zero(self.slot(ref), t)
+        elif isinstance(e, ast.Field) and consumed:
+            self.zero(self.place(e), t)   # moved out of a local's field (the checker allows no other)
         elif (isinstance(e, ast.Call) or (self.task is not None and isinstance(e, (ast.Await, ast.Spawn)))) \
                 and not consumed and not isinstance(self.inst.calls.get(e), HandleCall):
             # (in an async fn, `await f()` and `spawn f()` make owning values too)
@@ -1211,10 +1228,12 @@ class FnGen:
         return v
 
     def builtin_print(self, e: ast.Call) -> None:
-        for i, a in enumerate(e.args):
+        # Every argument is evaluated before anything is written, as in Python
+        # and C: in `print("a", f())`, what f prints comes first.
+        values = [(self.type_of(a), self.expr(a)) for a in e.args]
+        for i, (t, v) in enumerate(values):
             if i:
                 self.b.call(self.mg.runtime("print_sep"), [])
-            t, v = self.type_of(a), self.expr(a)
             if isinstance(t, IntT):
                 if t.bits < 64:
                     v = self.b.sext(v, I64) if t.signed else self.b.zext(v, I64)

@@ -43,7 +43,7 @@ import functools
 from llvmlite import ir
 
 from ...frontend import ast
-from ...frontend.layout import size_align
+from ...frontend.layout import owns, size_align
 from ...frontend.program import DirectCall, FnInstance
 from ...frontend.types import VOID, Type
 from .. import intrinsics
@@ -443,6 +443,12 @@ def intrinsic(fg, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
         "__real_time": lambda: I1(int(mg.real_time)),
         "__clock_ms": lambda: b.call(mg.runtime("clock_ms"), []),
         "__sleep_ms": lambda: b.call(mg.runtime("sleep_ms"), args),
+        # A channel's slots are uninitialised memory: a move in or out
+        # neither destroys what was there nor leaves anything to destroy.
+        "__take": lambda: fg.load(args[0], fn.ret),
+        "__put": lambda: fg.store(args[1], args[0], fn.params[1][1]),
+        "__owns": lambda: I1(int(owns(fn.params[0][1].elem, mg.p.struct_fields))),
+        "__dropper": lambda: mg.dropper(fn.params[0][1].elem, fg.inst),
     }
     value = lowerings[fn.decl.name]()
     return None if fn.ret == VOID else value
