@@ -947,7 +947,8 @@ class BodyChecker:
     def _local_path(self, e: ast.Expr) -> tuple[LocalVar, tuple[str, ...]] | None:
         """`x` or `x.a.b` of a local variable that owns what it holds: x, and
         the fields (`("a", "b")`). A field can be moved out of such a
-        variable alone (as in Rust), not out of a pointer or a `mut self`."""
+        variable alone (as in Rust); nothing can be moved out through a
+        pointer or an index, out of `self`, or out of a temporary."""
         path = []
         while isinstance(e, ast.Field):
             path.append(e.name)

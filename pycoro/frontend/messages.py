@@ -152,7 +152,7 @@ def borrowing_task(method: str, place: str) -> str:
     return f"a spawned task cannot refer to {place} (through `mut self` method {q(method)}): it could outlive it"
 def borrowing_task_hint(method: str) -> str:
     return f"await the call in place instead, or let {q(method)} take `self` by value"
-def move_out_of_place() -> str: return "cannot move a coroutine handle out of a pointer, an array element or `self`"
+def move_out_of_place() -> str: return "a coroutine handle can only be moved out of a local variable or its fields, not out of a pointer, an array element, `self` or a temporary"
 def hook_result(hook: str) -> str: return f"`{hook}` returning a value is not supported yet"
 def make_it_a_coroutine() -> str:
     return "a function is a coroutine only if its body has `yield` or `co_return`: end it with `co_return;`"

@@ -8,7 +8,6 @@ calls.
 """
 from __future__ import annotations
 
-
 from ..record import field, record
 from . import ast
 from .types import Type
