@@ -1531,7 +1531,7 @@ class BodyChecker:
         while the callee does not move it on (checked when every body is), and
         the call's own coroutine, if it makes one, may hold it: it borrows too."""
         self.p.lent.append((arg, callee, index, borrow))
-        if callee.coro is not None or callee.is_async:
+        if callee.is_coroutine:
             self.borrowing[id(call)] = borrow
 
     def call_decl(self, e: ast.Call, decl: ast.FnDecl, targs: tuple[Type, ...],
@@ -1626,7 +1626,7 @@ class BodyChecker:
             return ERROR
         if inst.self_mode == "ref":
             self._check_mut_receiver(callee.base, callee.name)
-            if (inst.coro is not None or inst.is_async) and (place := self._borrowed_place(callee.base)):
+            if inst.is_coroutine and (place := self._borrowed_place(callee.base)):
                 self.borrowing[id(e)] = (callee.name, place)
         self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args, callee=inst, offset=1)
         self._call(e, DirectCall(inst, callee.base))

@@ -99,6 +99,11 @@ class FnInstance:
     def is_async(self) -> bool:
         return self.decl.kind == "async"
 
+    @property
+    def is_coroutine(self) -> bool:
+        """Of any ABI: switched-resume, returned-continuation or async."""
+        return self.coro is not None or self.is_async
+
 
 # ---- what a call calls ----
 

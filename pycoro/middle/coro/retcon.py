@@ -176,7 +176,7 @@ def create(fg, t: PromiseT, ramp: ir.Function, args: list[ir.Value], on_stack: b
     b.store(buffer, _field(b, mg, t, block, BUFFER))
     prepared = b.call(intrinsics.declare(mg.module, "llvm.coro.prepare.retcon"), [ramp])
     first = b.call(TypedCallee(prepared, ramp.function_type), [buffer] + args, name="first")
-    if fg.inst.coro is not None or fg.inst.is_async:
+    if fg.inst.is_coroutine:
         # CoroSplit replaces every llvm.coro.prepare.retcon of the module as soon
         # as it runs on any function, so the inliner may then meet this ramp still
         # unsplit inside a coroutine that is not split yet either: two
