@@ -13,7 +13,6 @@ import os
 import signal
 import sys
 import threading
-import traceback
 from pathlib import Path
 
 from .diagnostics import CompileError, LeakError, print_diagnostics
@@ -60,6 +59,7 @@ def guarded(action) -> int:
     except Exception as err:  # noqa: BLE001 - every other failure is ours
         print(f"internal compiler error: {type(err).__name__}: {err}", file=sys.stderr)
         if os.environ.get("PYCORO_TRACEBACK"):
+            import traceback
             traceback.print_exc()
         else:
             print("(set PYCORO_TRACEBACK=1 to see where; please report it)", file=sys.stderr)

@@ -1,7 +1,6 @@
 """The pycoro command as a user runs it: options, artefacts, exit statuses."""
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -9,7 +8,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from pycoro import cli
+from pycoro import cache, cli
 from pycoro.driver import Compilation
 
 HELLO = 'fn main() { print("hi", 1.5); }\n'
@@ -207,16 +206,16 @@ def test_a_plain_run_skips_the_option_parser_and_a_cached_one_llvm_and_the_compi
 
 
 def test_a_run_entry_whose_library_cannot_be_loaded_runs_its_object_code(cache_dir, hello, pycoro):
-    import json
+    import marshal
     assert pycoro("run", hello).returncode == 0
     (library,) = cache_dir.glob("run.so-*")
     library.write_bytes(b"not a shared library")   # damaged: its digest no longer matches
     proc = pycoro("run", hello)
     assert (proc.returncode, proc.stdout) == (0, "hi 1.5\n"), proc.stderr
-    (record,) = cache_dir.glob("run.json-*")   # intact, but this process cannot load it
-    entry = json.loads(record.read_text())
-    entry["shared"] = hashlib.sha256(library.read_bytes()).hexdigest()
-    record.write_text(json.dumps(entry))
+    (record,) = cache_dir.glob("run.meta-*")   # intact, but this process cannot load it
+    entry = marshal.loads(record.read_bytes())
+    entry["shared"] = cache.digest(library.read_bytes())
+    record.write_bytes(marshal.dumps(entry))
     proc = pycoro("run", hello)
     assert (proc.returncode, proc.stdout) == (0, "hi 1.5\n"), proc.stderr
 
@@ -268,12 +267,11 @@ def test_a_damaged_run_entry_is_compiled_again(cache_dir, hello, pycoro):
 
 
 def test_the_cache_keeps_the_most_recently_used_programs(cache_dir, tmp_path, pycoro):
-    from pycoro import cache
     for i in range(3):
         (tmp_path / f"p{i}.pc").write_text(f"fn main() {{ print({i}); }}\n")
         assert pycoro("run", tmp_path / f"p{i}.pc").stdout == f"{i}\n"
     cache.evict(keep=2)
-    assert len(list(cache_dir.glob("run.json-*"))) == len(list(cache_dir.glob("run.o-*"))) == 2
+    assert len(list(cache_dir.glob("run.meta-*"))) == len(list(cache_dir.glob("run.o-*"))) == 2
 
 
 def test_the_stdlibs_syntax_trees_come_from_the_cache(cache_dir, monkeypatch):
@@ -292,3 +290,37 @@ def test_the_stdlibs_syntax_trees_come_from_the_cache(cache_dir, monkeypatch):
         entry.write_bytes(b"damaged")
     with pytest.raises(AssertionError, match="parsed although"):
         parser.parse_cached(text, "<stdlib>/async.pc")   # a damaged entry is parsed again
+
+
+def test_the_parser_comes_from_the_cache_and_parses_as_a_built_one(cache_dir, monkeypatch):
+    from pathlib import Path
+
+    from pycoro.frontend import parser
+    parser._parser.cache_clear()
+    try:
+        built = parser._parser()   # stored
+        assert list(cache_dir.glob("parser-*"))
+        parser._parser.cache_clear()
+
+        def refuse():
+            raise AssertionError("built although the cache has it")
+        monkeypatch.setattr(parser, "_build_parser", refuse)
+        loaded = parser._parser()
+        assert loaded is not built
+        root = Path(__file__).parent.parent
+        for source in [*root.glob("tests/programs/*.pc"), *root.glob("examples/*.pc"), *root.glob("stdlib/*.pc")]:
+            text = source.read_text()
+            outcomes = []
+            for lark in (built, loaded):
+                try:
+                    outcomes.append(lark.parse(text))
+                except Exception as err:  # noqa: BLE001 - the error programs: the same error
+                    outcomes.append(repr(err))
+            assert outcomes[0] == outcomes[1], source
+        for entry in cache_dir.glob("parser-*"):
+            entry.write_bytes(b"damaged")
+        parser._parser.cache_clear()
+        with pytest.raises(AssertionError, match="built although"):
+            parser._parser()   # a damaged entry is built again
+    finally:
+        parser._parser.cache_clear()
