@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pycoro.diagnostics import CompileError
+from pycoro.diagnostics import CompileError, Span, render_all
 from pycoro.driver import Compilation
 
 
@@ -74,3 +74,43 @@ def test_hint_suggests_a_close_name():
 def test_errors_do_not_cascade():
     # One unknown name: one error, not one per use of the broken expression.
     assert diagnose("let x = nope + 1; let y = x * 2; print(y);") == ["3:9: cannot find `nope` in this scope"]
+
+
+def test_an_error_in_a_generic_body_says_which_instance_and_where_it_was_asked_for():
+    source = """fn inner<T>(x: T) -> T { return x * 2; }
+fn outer<T>(x: T) -> T { return inner(x); }
+struct W<T> { v: T }
+impl<T> W<T> { fn get(self) -> T { return outer(self.v); } }
+fn main() {
+    print(outer(2));
+    let w = W { v: true };
+    print(w.get());
+}
+"""
+    with pytest.raises(CompileError) as err:
+        Compilation(source, "t.pc", Path(".")).check()
+    assert render_all(err.value.diagnostics) == """\
+t.pc:1:33: error: operator `*` needs operands of the same type, found `bool` and `i64`
+fn inner<T>(x: T) -> T { return x * 2; }
+                                ^~~~~
+t.pc:2:33: note: in `inner<bool>`, instantiated here
+fn outer<T>(x: T) -> T { return inner(x); }
+                                ^~~~~~~~
+t.pc:4:43: note: in `outer<bool>`, instantiated here
+impl<T> W<T> { fn get(self) -> T { return outer(self.v); } }
+                                          ^~~~~~~~~~~~~
+t.pc:8:11: note: in `W<bool>.get`, instantiated here
+    print(w.get());
+          ^~~~~~~"""
+
+
+def test_errors_in_generic_instances_come_in_the_order_the_instances_were_asked_for():
+    source = """fn twice<T>(x: T) -> T { return x + x; }
+fn main() { print(twice(1), twice(true), twice("a"), twice(false)); }
+"""
+    with pytest.raises(CompileError) as err:
+        Compilation(source, "t.pc", Path(".")).check()
+    assert [(d.message, d.notes) for d in err.value.diagnostics] == [
+        ("operator `+` cannot be applied to `bool`", [("in `twice<bool>`, instantiated here", Span("t.pc", 2, 29, 2, 40))]),
+        ("operator `+` cannot be applied to `str`", [("in `twice<str>`, instantiated here", Span("t.pc", 2, 42, 2, 52))]),
+    ]   # twice<bool> once, though asked for twice

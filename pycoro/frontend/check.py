@@ -8,6 +8,7 @@ which absorbs further errors, so independent mistakes are all reported.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 
@@ -53,7 +54,14 @@ class ProgramChecker:
         self.gpu = target in GPU_TARGETS   # kernels and GPU builtins; no extern or async fns
         self.ns = Namespace.build(modules, reporter)
         self.instances: dict[tuple, FnInstance] = {}
-        self.queue: list[tuple[FnInstance, dict]] = []
+        # Bodies to check, first asked for first (so errors of two instances come in that order).
+        self.queue: collections.deque[tuple[FnInstance, dict]] = collections.deque()
+        # Where each generic instance was first asked for: id(instance) → (the
+        # instance whose body asked, the span there). Errors in a generic body
+        # say which instance they are about and how it came to be made, as
+        # C++'s "in instantiation of … requested here" notes do.
+        self.requests: dict[int, tuple[FnInstance | None, Span | None]] = {}
+        self.checking: FnInstance | None = None
         # Coroutines that refer to a `mut self` place (BodyChecker.borrowing), passed
         # as an argument: (the argument, the callee, the parameter's index, the borrow).
         # The callee must not move that parameter; known once every body is checked.
@@ -92,11 +100,18 @@ class ProgramChecker:
                     if not method.generics:
                         self.instantiate_method(_Method(method, {}, target))
         while self.queue:
-            inst, subst = self.queue.pop()
+            inst, subst = self.queue.popleft()
+            first = len(self.reporter.diagnostics)
+            self.checking = inst
             BodyChecker(self, inst, subst).check_body()
             if inst.coro is not None and inst.coro.abi == "retcon_once":
                 for span, problem in once_problems(inst.decl.body, span_of(inst.decl)):
                     self.reporter.error(M.once_yields(problem), span)
+            if subst:
+                notes = self.instantiation_notes(inst)
+                for diagnostic in self.reporter.diagnostics[first:]:
+                    diagnostic.notes.extend(notes)
+        self.checking = None
         for arg, callee, index, (method, place) in self.lent:
             if index in callee.moved_params:
                 self.reporter.error(M.borrowing_coroutine_moved(method, place), arg.span,
@@ -238,7 +253,9 @@ class ProgramChecker:
     # ------------------------------------------------------------------ functions
 
     def instantiate(self, decl: ast.FnDecl, subst: dict[str, Type], targs: tuple[Type, ...],
-                    owner: Type | None = None, display_owner: str = "") -> FnInstance:
+                    owner: Type | None = None, display_owner: str = "", at: Span | None = None) -> FnInstance:
+        """The instance of `decl` for these type arguments, made (and its body
+        queued for checking) the first time it is asked for, `at` a call."""
         key = (id(decl), targs if owner is None else (owner,) + targs)
         if key in self.instances:
             return self.instances[key]
@@ -288,6 +305,8 @@ class ProgramChecker:
                 self.reporter.error(M.extern_arg(ret), decl.ret.span)
         inst = FnInstance(decl, display, symbol, params, ret, self_mode)
         self.instances[key] = inst
+        if subst:
+            self.requests[id(inst)] = (self.checking, at)
         if decl.body is not None and _is_coroutine(decl) and decl.kind != "kernel":   # else refused
             inst.coro = self.coroutine_info(decl, ret)
         if decl.body is not None:
@@ -321,10 +340,25 @@ class ProgramChecker:
             if is_aggregate(t):
                 self.reporter.error(M.kernel_param(t), p.span)
 
-    def instantiate_method(self, m: _Method, targs: tuple[Type, ...] = ()) -> FnInstance:
+    def instantiate_method(self, m: _Method, targs: tuple[Type, ...] = (), at: Span | None = None) -> FnInstance:
         subst = dict(m.subst)
         subst.update(zip(m.decl.generics, targs))
-        return self.instantiate(m.decl, subst, targs, owner=m.owner, display_owner=str(m.owner))
+        return self.instantiate(m.decl, subst, targs, owner=m.owner, display_owner=str(m.owner), at=at)
+
+    # Instances asked for by instances asked for by … : how many notes say so.
+    MAX_INSTANTIATION_NOTES = 6
+
+    def instantiation_notes(self, inst: FnInstance) -> list[tuple[str, Span | None]]:
+        """Notes for an error in a generic instance's body: which instance, where
+        it was asked for, and so on up to the first non-generic caller."""
+        notes: list[tuple[str, Span | None]] = []
+        while id(inst) in self.requests and len(notes) < self.MAX_INSTANTIATION_NOTES:
+            requester, at = self.requests[id(inst)]
+            notes.append((M.instantiated_here(inst.display), at))
+            if requester is None:
+                break
+            inst = requester
+        return notes
 
     def impl_target(self, impl: ast.ImplDecl) -> Type:
         if impl not in self._impl_targets:
@@ -725,8 +759,8 @@ class BodyChecker:
                 self.r.error(M.not_iterable(it), s.iter.span)
                 self.loop_body(s.body, lambda: self.declare(s, s.var, ERROR, False))
                 return
-            next_fn = self.p.instantiate_method(nxt)
-            value_fn = self.p.instantiate_method(val)
+            next_fn = self.p.instantiate_method(nxt, at=s.iter.span)
+            value_fn = self.p.instantiate_method(val, at=s.iter.span)
             if (next_fn.ret != BOOL or len(next_fn.params) != 1 or len(value_fn.params) != 1
                     or next_fn.self_mode is None or value_fn.self_mode is None):
                 self.r.error(M.not_iterable(it), s.iter.span)
@@ -1427,7 +1461,7 @@ class BodyChecker:
             missing = [n for n, m in methods.items() if m is None]
             self.r.error(M.not_awaitable(awaiter), span, hint=M.awaiter_needs(missing))
             return None
-        ready, suspend, resume = (self.p.instantiate_method(methods[n])
+        ready, suspend, resume = (self.p.instantiate_method(methods[n], at=span)
                                   for n in ("await_ready", "await_suspend", "await_resume"))
         kind = {VOID: "void", BOOL: "bool", HANDLE: "handle"}.get(suspend.ret)
         if ready.ret != BOOL or kind is None or len(suspend.params) != 2 \
@@ -1544,7 +1578,7 @@ class BodyChecker:
             self.r.error(M.kernel_called(decl.name), e.span)
             return ERROR
         subst = dict(zip(decl.generics, targs))
-        inst = self.p.instantiate(decl, subst, targs)
+        inst = self.p.instantiate(decl, subst, targs, at=e.span)
         self._check_args(e, decl.name, [t for _, t in inst.params], e.args, decl.varargs,
                          extern=decl.kind == "extern", callee=None if decl.kind == "extern" else inst)
         if decl.kind == "intrinsic" and inst.ret is not ERROR \
@@ -1618,7 +1652,7 @@ class BodyChecker:
             if inferred is None:
                 return ERROR
             targs = inferred
-        inst = self.p.instantiate_method(m, targs)
+        inst = self.p.instantiate_method(m, targs, at=e.span)
         if inst.self_mode is None:
             self.r.error(M.no_method(recv, callee.name), callee.span,
                          hint=f"`{callee.name}` has no `self` parameter")

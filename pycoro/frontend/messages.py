@@ -33,6 +33,7 @@ def unknown_intrinsic(name: str) -> str: return f"{q(name)} is not an intrinsic 
 def known_intrinsics(names) -> str: return "intrinsics are: " + ", ".join(map(q, names))
 def intrinsic_shape(name: str) -> str: return f"intrinsic {q(name)} is declared with the wrong signature"
 def intrinsic_type(name: str, accepts: str, t: object) -> str: return f"{q(name)} takes {accepts}, not {q(t)}"
+def instantiated_here(display: str) -> str: return f"in {q(display)}, instantiated here"
 def instantiation_too_deep(name: str) -> str:
     return f"instantiating {q(name)} never ends: each instance needs a larger one"
 def not_supported_yet(what: str) -> str: return f"{what} is not supported yet"
