@@ -1775,9 +1775,11 @@ _HANDLE_OPS: dict[str, dict[str, Type | None]] = {
     "promise": {"resume": VOID, "done": BOOL, "handle": HANDLE, "promise": None},
     "handle": {"resume": VOID, "done": BOOL, "destroy": VOID},
 }
-# a returned-continuation handle's built-in iteration (`value` yields its first type argument);
+# a returned-continuation handle's built-in operations (`value` yields its first type
+# argument): iteration, and `resume`/`done` as every owning handle has them (LANGUAGE.md
+# §5.1; no `handle()` or `promise()`: there is no switched-resume frame or promise state);
 # `__destroy` is for the compiler's export wrappers, which hold a handle through a pointer
-_RETCON_OPS: dict[str, Type] = {"next": BOOL, "value": ERROR, "__destroy": VOID}
+_RETCON_OPS: dict[str, Type] = {"next": BOOL, "value": ERROR, "resume": VOID, "done": BOOL, "__destroy": VOID}
 
 
 def _handle_kind(t: Type) -> str:

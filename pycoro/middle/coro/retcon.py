@@ -35,8 +35,8 @@ block (flag HEAP). They are separate objects so that a continuation, which
 receives only the buffer, is not seen to write the control block: its
 fields stay in registers around each step. retcon_once coroutines start by running to their yield, so the
 first value is ready at creation (flag PRIMED: `next()` hands it out without
-resuming). The handle operations (`next`, `value`, destroy) are small
-always-inlined functions per handle type.
+resuming). The handle operations (`next`, `value`, `resume`, `done`,
+destroy) are small always-inlined functions per handle type.
 """
 from __future__ import annotations
 
@@ -201,12 +201,20 @@ def store_step(b, mg, t: PromiseT, block: ir.Value, result: ir.Value) -> None:
 
 
 def handle_op(fg, name: str, handle: ir.Value, t: PromiseT) -> ir.Value | None:
-    """`h.next()`, `h.value()` and destroying the handle's coroutine."""
+    """`h.next()`, `h.value()`, `h.resume()`, `h.done()` and destroying the
+    handle's coroutine."""
+    b = fg.b
     if name == "value":
         item = t.args[0]
-        value = fg.b.load(_field(fg.b, fg.mg, t, handle, VALUE), typ=item_type(fg.mg, t))
+        value = b.load(_field(b, fg.mg, t, handle, VALUE), typ=item_type(fg.mg, t))
         return fg.load(value, item) if is_aggregate(item) else value
-    return fg.b.call(_operation(fg.mg, t, _OPERATIONS.get(name, name)), [handle])
+    if name in ("done", "resume"):
+        _, cont = _continuation(b, fg.mg, t, handle)
+        finished = b.icmp_unsigned("==", cont, ir.Constant(PTR, None))
+        if name == "done":
+            return finished
+        fg.check(b.not_(finished), lambda: fg.panic(b"resumed a finished coroutine", fg.current_span), "resume")
+    return b.call(_operation(fg.mg, t, _OPERATIONS.get(name, name)), [handle])
 
 
 # `__destroy()`: the export wrappers' way to destroy a handle they reach through a pointer
@@ -224,7 +232,7 @@ def _operation(mg, t: PromiseT, name: str) -> ir.Function:
     mg.wrappers[key] = fn
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     block = fn.args[0]
-    {"next": _emit_next, "destroy": _emit_destroy}[name](b, mg, t, block)
+    {"next": _emit_next, "resume": _emit_resume, "destroy": _emit_destroy}[name](b, mg, t, block)
     return fn
 
 
@@ -252,6 +260,22 @@ def _emit_next(b: ir.IRBuilder, mg, t: PromiseT, block: ir.Value) -> None:
         return
     store_step(b, mg, t, block, result)
     b.ret(b.icmp_unsigned("!=", b.extract_value(result, 0), null))
+
+
+def _emit_resume(b: ir.IRBuilder, mg, t: PromiseT, block: ir.Value) -> None:
+    """`h.resume()` of a suspended coroutine (handle_op checked that it is):
+    run it to its next yield, or a retcon_once one to its end, whether or
+    not `next()` handed out the value it is suspended with."""
+    slot, cont = _continuation(b, mg, t, block)
+    buffer = b.load(_field(b, mg, t, block, BUFFER), typ=PTR, name="buffer")
+    result = b.call(TypedCallee(cont, continuation_type(mg, t)), [buffer, I1(0)], name="step")
+    if abi_of(t) == "retcon_once":
+        flags_slot = _field(b, mg, t, block, FLAGS)
+        b.store(b.and_(b.load(flags_slot, typ=I8), I8(~PRIMED & 0xFF)), flags_slot)
+        b.store(ir.Constant(PTR, None), slot)
+    else:
+        store_step(b, mg, t, block, result)
+    b.ret_void()
 
 
 def _emit_destroy(b: ir.IRBuilder, mg, t: PromiseT, block: ir.Value) -> None:
