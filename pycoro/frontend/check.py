@@ -185,9 +185,6 @@ class ProgramChecker:
                 t = self.resolve_type(elem, subst)
                 if t is ERROR:
                     return ERROR
-                if owns(t, self.struct_fields):
-                    self.reporter.error(M.owning_in_aggregate(t), texpr.span)
-                    return ERROR
                 return self._sized(ArrayT(t, size), texpr.span)
             case ast.FnType(params=params, ret=ret):
                 ps = tuple(self.resolve_type(p, subst) for p in params)
@@ -1255,7 +1252,10 @@ class BodyChecker:
                 continue
             if f.value not in self.inst_types:
                 self.expect(f.value, fields[f.name])
-            elif self.inst_types[f.value] != fields[f.name] and self.inst_types[f.value] is not ERROR:
+                continue
+            # checked already, to infer the type arguments: moves into the struct all the same
+            self.consume(f.value, self.inst_types[f.value])
+            if self.inst_types[f.value] != fields[f.name] and self.inst_types[f.value] is not ERROR:
                 self.r.error(M.mismatch(fields[f.name], self.inst_types[f.value]), f.value.span)
         missing = [n for n in fields if n not in given]
         if missing:
@@ -1296,7 +1296,8 @@ class BodyChecker:
             first = next((x for x in e.elems if not _is_literalish(x)), e.elems[0])
             elem = self.check_expr(first, None)
         for x in e.elems:
-            if x in self.inst_types:
+            if x in self.inst_types:   # checked already, to infer the element type
+                self.consume(x, self.inst_types[x])
                 if self.inst_types[x] not in (elem, ERROR):
                     self.r.error(M.mismatch(elem, self.inst_types[x]), x.span)
             else:

@@ -51,8 +51,11 @@ def is_aggregate(t: Type) -> bool:
 
 @functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
 def owns(t: Type, fields: Callable[[StructT], list[tuple[str, Type]]]) -> bool:
-    """Whether a value of type t holds an owning coroutine handle, directly or in a field:
-    destroying it destroys those coroutines; moving it empties its source."""
+    """Whether a value of type t holds an owning coroutine handle, directly, in a
+    field or as array elements: destroying it destroys those coroutines; moving
+    it empties its source."""
+    if isinstance(t, ArrayT):
+        return owns(t.elem, fields)
     if isinstance(t, PromiseT):
         # `final run;`: the coroutine frees itself when it ends, so its handle is
         # not an owner (like a detached C++ task)

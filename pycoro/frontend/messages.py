@@ -138,7 +138,7 @@ def moved_here() -> str: return "moved here"
 def move_in_loop(name: str) -> str:
     return f"cannot move {q(name)} out of a variable declared outside this loop: it would be moved again in the next iteration"
 def owning_in_aggregate(t: object) -> str:
-    return f"{q(t)} holds a coroutine handle, which cannot be stored in an array or a global yet"
+    return f"{q(t)} holds a coroutine handle, which cannot be stored in a global"
 def owning_in_promise_state(t: object, field: str) -> str:
     return (f"{q(t)} would keep a coroutine handle in its promise state (`{field}`), "
             "which is not supported yet")

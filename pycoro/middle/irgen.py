@@ -363,6 +363,11 @@ class _Loop:
         self.brk, self.cont, self.depth = brk, cont, depth
 
 
+
+# Expressions whose owning value is new: a temporary unless something takes it
+# (`Box { v: g() }.v.next()` destroys the box's generator after the statement).
+_MAKES_VALUES = (ast.Call, ast.StructLit, ast.ArrayLit)
+
 class FnGen:
     """Emits the body of one function instance."""
 
@@ -541,11 +546,16 @@ class FnGen:
             self.run_cleanups(scope, destroying)
 
     def drop(self, slot: ir.Value, t: Type) -> None:
-        """Destroy the coroutines a value holds: a handle, or a struct's handle fields."""
+        """Destroy the coroutines a value holds: a handle, a struct's handle
+        fields in declaration order, an array's elements first to last (both as
+        Rust drops them)."""
         if isinstance(t, StructT):
             for i, (name, ft) in enumerate(self.mg.p.struct_fields(t)):
                 if owns(ft, self.mg.p.struct_fields):
                     self.drop(field_ptr(self.b, slot, self.mg.llvm(t), i, name), ft)
+            return
+        if isinstance(t, ArrayT):
+            self._drop_elements(slot, t)
             return
         # a handle: null once moved out
         handle = self.b.load(slot, typ=PTR)
@@ -556,6 +566,25 @@ class FnGen:
         self.b.store(ir.Constant(PTR, None), slot)
         self.b.branch(done)
         self.b.position_at_end(done)
+
+    def _drop_elements(self, slot: ir.Value, t: ArrayT) -> None:
+        """`drop` of each element, in a loop (the drop of one element may be
+        much code, e.g. a struct of handles)."""
+        b, array = self.b, self.mg.llvm(t)
+        if t.size == 0:
+            return
+        before = b.block
+        head, body, done = self.block("drop.each"), self.block("drop.element"), self.block("drop.each.done")
+        b.branch(head)
+        b.position_at_end(head)
+        index = b.phi(I64, name="drop.index")
+        index.add_incoming(I64(0), before)
+        b.cbranch(b.icmp_unsigned("!=", index, I64(t.size)), body, done)
+        b.position_at_end(body)
+        self.drop(gep(b, slot, [I64(0), index], array), t.elem)
+        index.add_incoming(b.add(index, I64(1)), b.block)
+        b.branch(head)
+        b.position_at_end(done)
 
     def emit_stmt(self, s: ast.Stmt) -> None:
         scope = self.scopes[-1]
@@ -969,11 +998,11 @@ class FnGen:
                 self.zero(self.slot(ref), t)
         elif isinstance(e, ast.Field) and consumed:
             self.zero(self.place(e), t)   # moved out of a local's field (the checker allows no other)
-        elif (isinstance(e, ast.Call) or (self.task is not None and isinstance(e, (ast.Await, ast.Spawn)))) \
+        elif (isinstance(e, _MAKES_VALUES) or (self.task is not None and isinstance(e, (ast.Await, ast.Spawn)))) \
                 and not consumed and not isinstance(self.inst.calls.get(e), HandleCall):
             # (in an async fn, `await f()` and `spawn f()` make owning values too)
             if is_aggregate(t):
-                temp = value   # already the call's own result temporary
+                temp = value   # already the call's or the literal's own temporary
             else:
                 temp = self.alloca(t, "temp")
                 self.b.store(value, temp)
