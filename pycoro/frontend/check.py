@@ -590,8 +590,13 @@ class BodyChecker:
         # that may die first, and the variables initialised with one: id(call or
         # var) → (method, the place). Such a coroutine is consumed where it is
         # made (for, with, await, yield from) or kept in the variable that a
-        # `let`/`var` declares with it (which dies first), never moved.
+        # `let`/`var` declares with it (which dies first), or assigned to a
+        # variable that dies before the place does; never moved.
         self.borrowing: dict[int, tuple[str, str]] = {}
+        # The same keys → the local variable borrowed (None: a temporary).
+        self.borrowed_vars: dict[int, LocalVar | None] = {}
+        # Each local's scope depth and declaration order: which of two dies first.
+        self.declared_at: dict[int, tuple[int, int]] = {}
         self.binding: ast.Expr | None = None   # the initialiser of the `let` being checked
         self.lending: ast.Expr | None = None   # the argument of a direct call being checked (_lend)
 
@@ -616,6 +621,7 @@ class BodyChecker:
         var = LocalVar(name, t, mutable, is_param, self.loop_nesting,
                        owned=owned and t is not ERROR and owns(t, self.p.struct_fields))
         self.scopes[-1][name] = var
+        self.declared_at[id(var)] = (len(self.scopes), len(self.declared_at))
         if self.inst is not None:
             self.inst.locals[node] = var
         return var
@@ -680,8 +686,24 @@ class BodyChecker:
             t = ERROR
         var = self.declare(s, s.name, t, s.mutable)
         if s.init is not None and id(s.init) in self.borrowing:
-            self.borrowing[id(var)] = self.borrowing[id(s.init)]   # it may stay there, not move on
+            self._keep_borrow(var, s.init)   # it may stay there, not move on
         self.binding = None
+
+    def _keep_borrow(self, var: LocalVar, e: ast.Expr) -> None:
+        """`var` now holds the borrowing coroutine that `e` made."""
+        self.borrowing[id(var)] = self.borrowing[id(e)]
+        self.borrowed_vars[id(var)] = self.borrowed_vars.get(id(e))
+
+    def _dies_first(self, holder: LocalVar, e: ast.Expr) -> bool:
+        """Whether `holder` goes out of scope before the place that the
+        borrowing coroutine `e` refers to: that place is a local declared
+        earlier in the same scope, or in an enclosing one (a parameter,
+        `self`)."""
+        borrowed = self.borrowed_vars.get(id(e))
+        if borrowed is None:
+            return False
+        (place_depth, place_order), (depth, order) = self.declared_at[id(borrowed)], self.declared_at[id(holder)]
+        return place_depth < depth or (place_depth == depth and place_order < order)
 
     def stmt_Assign(self, s: ast.Assign) -> None:
         place = self._local_path(s.target) if s.op == "=" else None
@@ -691,10 +713,22 @@ class BodyChecker:
                           if key[0] != id(var) or key[1][:len(path)] != path}
         target_t = self.check_place(s.target, write=True)
         if s.op == "=":
+            # `g = c.ticks()`: a variable may hold a coroutine that refers to a
+            # `mut self` place, as `var g = c.ticks();` does, if it dies first.
+            holder = self.lookup(s.target.name) if isinstance(s.target, ast.Name) else None
+            self.binding = s.value if holder is not None else None
             if target_t is not ERROR:
                 self.expect(s.value, target_t)
             else:
                 self.check_expr(s.value, None)
+            self.binding = None
+            borrow = self._borrow_of(s.value)
+            if holder is not None and borrow is not None:
+                if self._dies_first(holder, s.value):
+                    self._keep_borrow(holder, s.value)
+                else:
+                    self.r.error(M.borrowing_coroutine_outlives(*borrow, holder.name), s.value.span,
+                                 hint=M.borrowing_coroutine_holder_hint(borrow[1]))
             return
         self.binary_types(s.op, s.target, s.value, s.span, target_t)
 
@@ -1560,6 +1594,14 @@ class BodyChecker:
             return None if var is None else self.borrowing.get(id(var))
         return self.borrowing.get(id(e))
 
+    def _borrowed_var_of(self, e: ast.Expr) -> LocalVar | None:
+        """The local variable that the borrowing coroutine `e` (a call, or a
+        variable holding one) refers to; None for a temporary."""
+        if isinstance(e, ast.Name):
+            var = self.lookup(e.name)
+            return None if var is None else self.borrowed_vars.get(id(var))
+        return self.borrowed_vars.get(id(e))
+
     def _lend(self, call: ast.Call, arg: ast.Expr, callee: FnInstance, index: int,
               borrow: tuple[str, str]) -> None:
         """A coroutine that refers to a `mut self` place is passed to `callee`: fine
@@ -1568,6 +1610,7 @@ class BodyChecker:
         self.p.lent.append((arg, callee, index, borrow))
         if callee.is_coroutine:
             self.borrowing[id(call)] = borrow
+            self.borrowed_vars[id(call)] = self._borrowed_var_of(arg)
 
     def call_decl(self, e: ast.Call, decl: ast.FnDecl, targs: tuple[Type, ...],
                   expected: Type | None) -> Type:
@@ -1663,6 +1706,8 @@ class BodyChecker:
             self._check_mut_receiver(callee.base, callee.name)
             if inst.is_coroutine and (place := self._borrowed_place(callee.base)):
                 self.borrowing[id(e)] = (callee.name, place)
+                root = self._receiver_root(callee.base)
+                self.borrowed_vars[id(e)] = self.lookup(root.name) if isinstance(root, ast.Name) else None
         self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args, callee=inst, offset=1)
         self._call(e, DirectCall(inst, callee.base))
         return inst.ret

@@ -144,6 +144,12 @@ def owning_in_promise_state(t: object, field: str) -> str:
             "which is not supported yet")
 def borrowing_coroutine_moved(method: str, place: str) -> str:
     return f"this coroutine refers to {place} (through `mut self` method {q(method)}) and cannot be moved: it could outlive it"
+def borrowing_coroutine_outlives(method: str, place: str, holder: str) -> str:
+    return (f"this coroutine refers to {place} (through `mut self` method {q(method)}) and cannot be "
+            f"kept in {q(holder)}, which could outlive it")
+def borrowing_coroutine_holder_hint(place: str) -> str:
+    return (f"declare the variable after {place}, in its scope or an inner one; or consume the coroutine "
+            "where it is made (`for`, `with`, `await`, `yield from`)")
 def borrowing_coroutine_hint(method: str) -> str:
     return ("consume it where it is made (`for`, `with`, `await`, `yield from`) or keep it in a local "
             f"variable; or let {q(method)} take `self` by value")
