@@ -15,17 +15,15 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 Emit = Enum("Emit", {name: name for name in EMITS}, type=str)
 Target = Enum("Target", {name: name for name in TARGETS}, type=str)
 OptLevel = typer.Option(2, "-O", min=0, max=3, help="optimisation level, -O0 … -O3")
+TargetOption = typer.Option(Target.native, "--target", help="native (this CPU) or nvptx (PTX for NVIDIA GPUs)")
+ArchOption = typer.Option(None, "--arch", help="nvptx: the GPU architecture, sm_XX (default sm_80)")
+RealTimeOption = typer.Option(False, "--real-time",
+                              help="async programs: `sleep` and `now()` use the wall clock, not virtual time")
 
 
 def _guard(action) -> None:
     """Run a compiler action and exit with its status (launch.guarded)."""
     raise typer.Exit(guarded(action))
-
-
-TargetOption = typer.Option(Target.native, "--target", help="native (this CPU) or nvptx (PTX for NVIDIA GPUs)")
-ArchOption = typer.Option(None, "--arch", help="nvptx: the GPU architecture, sm_XX (default sm_80)")
-RealTimeOption = typer.Option(False, "--real-time",
-                              help="async programs: `sleep` and `now()` use the wall clock, not virtual time")
 
 
 @app.command()
