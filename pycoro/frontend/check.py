@@ -685,21 +685,21 @@ class BodyChecker:
             self.r.error(M.cannot_infer_let(s.name), s.span, hint=f"write `var {s.name}: T;`")
             t = ERROR
         var = self.declare(s, s.name, t, s.mutable)
-        if s.init is not None and id(s.init) in self.borrowing:
+        if s.init is not None and self._borrow_of(s.init) is not None:
             self._keep_borrow(var, s.init)   # it may stay there, not move on
         self.binding = None
 
     def _keep_borrow(self, var: LocalVar, e: ast.Expr) -> None:
-        """`var` now holds the borrowing coroutine that `e` made."""
-        self.borrowing[id(var)] = self.borrowing[id(e)]
-        self.borrowed_vars[id(var)] = self.borrowed_vars.get(id(e))
+        """`var` now holds the borrowing coroutine that `e` made or held."""
+        self.borrowing[id(var)] = self._borrow_of(e)
+        self.borrowed_vars[id(var)] = self._borrowed_var_of(e)
 
     def _dies_first(self, holder: LocalVar, e: ast.Expr) -> bool:
         """Whether `holder` goes out of scope before the place that the
         borrowing coroutine `e` refers to: that place is a local declared
         earlier in the same scope, or in an enclosing one (a parameter,
         `self`)."""
-        borrowed = self.borrowed_vars.get(id(e))
+        borrowed = self._borrowed_var_of(e)
         if borrowed is None:
             return False
         (place_depth, place_order), (depth, order) = self.declared_at[id(borrowed)], self.declared_at[id(holder)]
