@@ -114,3 +114,19 @@ fn main() { print(twice(1), twice(true), twice("a"), twice(false)); }
         ("operator `+` cannot be applied to `bool`", [("in `twice<bool>`, instantiated here", Span("t.pc", 2, 29, 2, 40))]),
         ("operator `+` cannot be applied to `str`", [("in `twice<str>`, instantiated here", Span("t.pc", 2, 42, 2, 52))]),
     ]   # twice<bool> once, though asked for twice
+
+
+def test_an_error_in_a_generic_signature_says_which_instance_too():
+    source = """fn count() -> Generator<i64> { yield 1; }
+fn pass<T>(x: T) -> Stream<T> { yield x; }
+fn outer<T>(x: T) { for g in pass(x) { } }
+fn main() { outer(count()); }
+"""
+    with pytest.raises(CompileError) as err:
+        Compilation(source, "t.pc", Path(".")).check()
+    (only,) = err.value.diagnostics
+    assert (only.span.line, only.span.col) == (2, 21)
+    assert [(text, span.line, span.col) for text, span in only.notes] == [
+        ("in `pass<Generator<i64>>`, instantiated here", 3, 30),
+        ("in `outer<Generator<i64>>`, instantiated here", 4, 13),
+    ]

@@ -61,6 +61,7 @@ class ProgramChecker:
         # say which instance they are about and how it came to be made, as
         # C++'s "in instantiation of … requested here" notes do.
         self.requests: dict[int, tuple[FnInstance | None, Span | None]] = {}
+        self.annotated: set[int] = set()   # ids of the diagnostics given those notes
         self.checking: FnInstance | None = None
         # Coroutines that refer to a `mut self` place (BodyChecker.borrowing), passed
         # as an argument: (the argument, the callee, the parameter's index, the borrow).
@@ -108,9 +109,7 @@ class ProgramChecker:
                 for span, problem in once_problems(inst.decl.body, span_of(inst.decl)):
                     self.reporter.error(M.once_yields(problem), span)
             if subst:
-                notes = self.instantiation_notes(inst)
-                for diagnostic in self.reporter.diagnostics[first:]:
-                    diagnostic.notes.extend(notes)
+                self._add_instantiation_notes(inst, first)
         self.checking = None
         for arg, callee, index, (method, place) in self.lent:
             if index in callee.moved_params:
@@ -268,6 +267,7 @@ class ProgramChecker:
                               [(p.name, ERROR) for p in decl.params], ERROR)
             self.instances[key] = inst
             return inst
+        first = len(self.reporter.diagnostics)   # errors in its signature get the instance's notes
         base = f"{display_owner}.{decl.name}" if display_owner else decl.name
         display = f"{base}<{', '.join(map(str, targs))}>" if targs else base
         symbol = decl.name if decl.kind == "extern" else "pc." + display.replace(" ", "")
@@ -304,6 +304,7 @@ class ProgramChecker:
         self.instances[key] = inst
         if subst:
             self.requests[id(inst)] = (self.checking, at)
+            self._add_instantiation_notes(inst, first)
         if decl.body is not None and _is_coroutine(decl) and decl.kind != "kernel":   # else refused
             inst.coro = self.coroutine_info(decl, ret)
         if decl.body is not None:
@@ -344,6 +345,16 @@ class ProgramChecker:
 
     # Instances asked for by instances asked for by … : how many notes say so.
     MAX_INSTANTIATION_NOTES = 6
+
+    def _add_instantiation_notes(self, inst: FnInstance, first: int) -> None:
+        """Notes for the errors reported since the `first`th, which are about
+        `inst`, but for those that an instance it asked for annotated already
+        (with the whole chain)."""
+        notes = self.instantiation_notes(inst)
+        for diagnostic in self.reporter.diagnostics[first:]:
+            if id(diagnostic) not in self.annotated:
+                self.annotated.add(id(diagnostic))
+                diagnostic.notes.extend(notes)
 
     def instantiation_notes(self, inst: FnInstance) -> list[tuple[str, Span | None]]:
         """Notes for an error in a generic instance's body: which instance, where
@@ -412,6 +423,11 @@ class ProgramChecker:
         if held:
             # Nothing destroys a promise state, and `h.promise().field` reads copy it.
             self.reporter.error(M.owning_in_promise_state(t, held[0]), use)
+            return ERROR
+        if abi_of(t) in _RETCON_START and t.args and owns(t.args[0], self.struct_fields):
+            # `value()` copies the yielded value out each time it is called, and
+            # nothing destroys the one the coroutine handed over.
+            self.reporter.error(M.owning_yielded_by_retcon(t), use)
             return ERROR
         return t
 

@@ -142,6 +142,9 @@ def owning_in_aggregate(t: object) -> str:
 def owning_in_promise_state(t: object, field: str) -> str:
     return (f"{q(t)} would keep a coroutine handle in its promise state (`{field}`), "
             "which is not supported yet")
+def owning_yielded_by_retcon(t: object) -> str:
+    return (f"{q(t)} would yield coroutine handles, which a returned-continuation coroutine "
+            "cannot do yet (each `value()` would copy the handle)")
 def borrowing_coroutine_moved(method: str, place: str) -> str:
     return f"this coroutine refers to {place} (through `mut self` method {q(method)}) and cannot be moved: it could outlive it"
 def borrowing_coroutine_outlives(method: str, place: str, holder: str) -> str:
