@@ -599,6 +599,11 @@ class BodyChecker:
         # Owning handles moved out of their variable so far, on some path:
         # (id(var), the fields moved out of it; () for the whole) → (var, where)
         self.moved: dict[tuple[int, tuple[str, ...]], tuple[LocalVar, Span]] = {}
+        # Per enclosing loop: `moved` when it was entered, and at each of its
+        # `break`s (a move followed by `break` or `return` is fine, as in Rust;
+        # one that reaches the next iteration is not).
+        self.loop_entries: list[dict] = []
+        self.loop_breaks: list[list[dict]] = []
         self.field_bases: set[int] = set()   # ids of the bases of field accesses being checked
         self.inst_types: dict = {} if inst is None else inst.types
         self.awaited: ast.Call | None = None   # the call `await` / `spawn` is about to check
@@ -777,14 +782,30 @@ class BodyChecker:
         self.loops += 1
         self.loop_nesting += 1
         saved, self.defers = self.defers, 0
+        self.loop_entries.append(dict(self.moved))
+        self.loop_breaks.append([])
         self.scopes.append({})
         if before:
             before()
         self.check_block(body, new_scope=False)
+        if not _never_falls_through(body):
+            self._check_next_iteration()
         self.scopes.pop()
+        self.loop_entries.pop()
+        for at_break in self.loop_breaks.pop():   # after the loop: moved on any way out
+            self.moved.update(at_break)
         self.loops -= 1
         self.loop_nesting -= 1
         self.defers = saved
+
+    def _check_next_iteration(self) -> None:
+        """At the end of a loop's body or a `continue`: what was moved in this
+        iteration out of a variable declared outside the loop (and not given
+        a value again) would be moved again in the next."""
+        entry = self.loop_entries[-1]
+        for key, (var, span) in self.moved.items():
+            if var.loop_depth < self.loop_nesting and entry.get(key) != (var, span):
+                self.r.error(M.move_in_loop(_path_text(var, key[1])), span)
 
     def stmt_For(self, s: ast.For) -> None:
         if s.end is not None:
@@ -859,6 +880,10 @@ class BodyChecker:
             self.r.error(M.jump_out_of_defer(kw), s.span)
         elif not self.loops:
             self.r.error(M.break_outside_loop(kw), s.span)
+        elif kw == "break":
+            self.loop_breaks[-1].append(dict(self.moved))
+        else:
+            self._check_next_iteration()
 
     def stmt_Return(self, s: ast.Return) -> None:
         if self.defers:
@@ -1017,9 +1042,7 @@ class BodyChecker:
                     self.r.error(M.move_out_of_place(), e.span)
                 return
             var, path = place
-            if var.loop_depth < self.loop_nesting:
-                self.r.error(M.move_in_loop(_path_text(var, path)), e.span)
-            self.moved[id(var), path] = (var, e.span)
+            self.moved[id(var), path] = (var, e.span)   # in a loop: see _check_next_iteration
             if var.is_param:
                 self.inst.moved_params.add(var.param_index)
         elif isinstance(e, ast.Index):
