@@ -118,7 +118,10 @@ def _parser() -> Lark:
             pass
     parser = _build_parser()
     buffer = io.BytesIO()
-    _ParserPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(parser)
+    try:
+        _ParserPickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(parser)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return parser   # another lark whose parser does not pickle: build it every time
     cache.store("parser", key, buffer.getvalue())
     return parser
 
@@ -146,7 +149,7 @@ _ACTIONS = {id(lalr_analysis.Shift): "Shift", id(lalr_analysis.Reduce): "Reduce"
 
 class _ParserPickler(pickle.Pickler):
     def persistent_id(self, obj):
-        if isinstance(obj, lalr_analysis.Action):
+        if isinstance(obj, lalr_analysis.Action) and id(obj) in _ACTIONS:
             return ("action", _ACTIONS[id(obj)])
         if isinstance(obj, types.ModuleType):
             return ("module", obj.__name__)

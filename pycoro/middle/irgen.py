@@ -363,10 +363,10 @@ class _Loop:
         self.brk, self.cont, self.depth = brk, cont, depth
 
 
-
 # Expressions whose owning value is new: a temporary unless something takes it
 # (`Box { v: g() }.v.next()` destroys the box's generator after the statement).
 _MAKES_VALUES = (ast.Call, ast.StructLit, ast.ArrayLit)
+
 
 class FnGen:
     """Emits the body of one function instance."""
