@@ -604,6 +604,11 @@ class BodyChecker:
         # one that reaches the next iteration is not).
         self.loop_entries: list[dict] = []
         self.loop_breaks: list[list[dict]] = []
+        # The pending `defer`s that use owning variables: (the scope whose end
+        # runs it, the ids of those variables, where it is). Moving one of
+        # them before the `defer` runs is an error.
+        self.defer_uses: list[tuple[dict, set[int], Span]] = []
+        self.defer_collect: set[int] | None = None   # while checking a `defer`: what it uses
         self.field_bases: set[int] = set()   # ids of the bases of field accesses being checked
         self.inst_types: dict = {} if inst is None else inst.types
         self.awaited: ast.Call | None = None   # the call `await` / `spawn` is about to check
@@ -678,7 +683,12 @@ class BodyChecker:
         for stmt in block.stmts:
             self.check_stmt(stmt)
         if new_scope:
-            self.scopes.pop()
+            self._pop_scope()
+
+    def _pop_scope(self) -> None:
+        """Leave the innermost scope; its `defer`s have run."""
+        scope = self.scopes.pop()
+        self.defer_uses = [entry for entry in self.defer_uses if entry[0] is not scope]
 
     def check_stmt(self, s: ast.Stmt) -> None:
         getattr(self, f"stmt_{type(s).__name__}")(s)
@@ -790,7 +800,7 @@ class BodyChecker:
         self.check_block(body, new_scope=False)
         if not _never_falls_through(body):
             self._check_next_iteration()
-        self.scopes.pop()
+        self._pop_scope()
         self.loop_entries.pop()
         for at_break in self.loop_breaks.pop():   # after the loop: moved on any way out
             self.moved.update(at_break)
@@ -867,7 +877,7 @@ class BodyChecker:
         if self.inst is not None and item is not ERROR:
             self.inst.withs[s] = LocalVar(f"{s.var}.with", t, True)
         self.check_block(s.body, new_scope=False)
-        self.scopes.pop()
+        self._pop_scope()
 
     def stmt_Break(self, s: ast.Break) -> None:
         self._jump(s, "break")
@@ -955,7 +965,11 @@ class BodyChecker:
             return
         self.defers += 1
         saved, self.loops = self.loops, 0
+        self.defer_collect = set()
         self.check_stmt(s.stmt)
+        if self.defer_collect:
+            self.defer_uses.append((self.scopes[-1], self.defer_collect, s.span))
+        self.defer_collect = None
         self.loops = saved
         self.defers -= 1
 
@@ -1042,6 +1056,11 @@ class BodyChecker:
                     self.r.error(M.move_out_of_place(), e.span)
                 return
             var, path = place
+            for _, used, where in self.defer_uses:
+                if id(var) in used:   # it runs when its scope ends: after this move
+                    self.r.error(M.move_used_by_defer(_path_text(var, path)), e.span,
+                                 notes=[(M.deferred_here(), where)])
+                    break
             self.moved[id(var), path] = (var, e.span)   # in a loop: see _check_next_iteration
             if var.is_param:
                 self.inst.moved_params.add(var.param_index)
@@ -1132,6 +1151,8 @@ class BodyChecker:
         var = self.lookup(e.name)
         if var is not None:
             self._ref(e, var)
+            if self.defer_collect is not None and var.owned:
+                self.defer_collect.add(id(var))
             return var.type if self._check_not_moved(e) else ERROR
         g = self.p.globals.get(e.name)
         if g is not None:

@@ -135,6 +135,9 @@ def use_after_move(name: str) -> str: return f"use of moved value {q(name)}"
 def use_after_partial_move(name: str, part: str) -> str:
     return f"use of partly moved value {q(name)}: {q(part)} was moved out of it"
 def moved_here() -> str: return "moved here"
+def move_used_by_defer(name: str) -> str:
+    return f"cannot move {q(name)}: a `defer` above uses it, and runs after this"
+def deferred_here() -> str: return "the `defer` that uses it"
 def move_in_loop(name: str) -> str:
     return f"cannot move {q(name)} out of a variable declared outside this loop: it would be moved again in the next iteration"
 def owning_in_aggregate(t: object) -> str:
