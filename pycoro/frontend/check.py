@@ -782,7 +782,11 @@ class BodyChecker:
         self.moved = {k: v for moved in reaching or (after_then, self.moved) for k, v in moved.items()}
 
     def stmt_While(self, s: ast.While) -> None:
+        before = dict(self.moved)
         self.condition(s.cond)
+        for key, (var, span) in self.moved.items():
+            if before.get(key) != (var, span):   # the condition runs again before every iteration
+                self.r.error(M.move_in_loop(_path_text(var, key[1])), span)
         self.loop_body(s.body)
 
     def stmt_Loop(self, s: ast.Loop) -> None:
