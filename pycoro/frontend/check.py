@@ -1056,7 +1056,9 @@ class BodyChecker:
         if isinstance(e, (ast.Name, ast.Field)):
             place = self._local_path(e)
             if place is None:
-                if isinstance(e, ast.Field):
+                # a field through a pointer, or anything of `self` (the caller's):
+                # a copy would be a second owner
+                if isinstance(e, ast.Field) or self.lookup(e.name) is not None:
                     self.r.error(M.move_out_of_place(), e.span)
                 return
             var, path = place
