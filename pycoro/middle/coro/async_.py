@@ -45,7 +45,7 @@ from llvmlite import ir
 from ...frontend import ast
 from ...frontend.layout import owns, size_align
 from ...frontend.program import DirectCall, FnInstance
-from ...frontend.types import VOID, Type
+from ...frontend.types import VOID, PromiseT, Type
 from .. import intrinsics
 from ..llvmcompat import I1, I32, I64, PTR, TypedCallee, alloca, field_ptr, mark_presplit_coroutine, volatile_load
 
@@ -454,8 +454,13 @@ def intrinsic(fg, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
     return None if fn.ret == VOID else value
 
 
-def handle_op(fg, name: str, handle: ir.Value) -> None:
-    """A `Join<T>` dropped without `await`: its task runs on, detached."""
+def handle_op(fg, name: str, handle: ir.Value, t: PromiseT) -> None:
+    """A `Join<T>` dropped without `await`: its task runs on, detached; a
+    result that holds coroutines is destroyed when the task returns."""
     assert name == "destroy", name
-    call_runtime(fg.mg, fg.b, "__task_detach", [handle])
+    result = t.args[0] if t.args else VOID
+    if owns(result, fg.mg.p.struct_fields):
+        call_runtime(fg.mg, fg.b, "__task_detach_dropping", [handle, fg.mg.dropper(result, fg.inst)])
+    else:
+        call_runtime(fg.mg, fg.b, "__task_detach", [handle])
 

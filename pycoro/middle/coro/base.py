@@ -77,7 +77,7 @@ def handle_op(fg: "FnGen", t, name: str, handle: ir.Value | None, promise_align:
     `destroy` destroys what an owning handle holds."""
     from . import async_, retcon, switch
     ops = {"switch": lambda: switch.handle_op(fg, name, handle, promise_align, owning),
-           "async": lambda: async_.handle_op(fg, name, handle),
+           "async": lambda: async_.handle_op(fg, name, handle, t),
            "retcon": lambda: retcon.handle_op(fg, name, handle, t),
            "retcon_once": lambda: retcon.handle_op(fg, name, handle, t)}
     return ops[abi_of(t)]()
