@@ -784,9 +784,8 @@ class BodyChecker:
     def stmt_While(self, s: ast.While) -> None:
         before = dict(self.moved)
         self.condition(s.cond)
-        for key, (var, span) in self.moved.items():
-            if before.get(key) != (var, span):   # the condition runs again before every iteration
-                self.r.error(M.move_in_loop(_path_text(var, key[1])), span)
+        for var, path, span in self._moves_since(before):   # the condition runs before every iteration
+            self.r.error(M.move_in_loop(_path_text(var, path)), span)
         self.loop_body(s.body)
 
     def stmt_Loop(self, s: ast.Loop) -> None:
@@ -816,10 +815,13 @@ class BodyChecker:
         """At the end of a loop's body or a `continue`: what was moved in this
         iteration out of a variable declared outside the loop (and not given
         a value again) would be moved again in the next."""
-        entry = self.loop_entries[-1]
-        for key, (var, span) in self.moved.items():
-            if var.loop_depth < self.loop_nesting and entry.get(key) != (var, span):
-                self.r.error(M.move_in_loop(_path_text(var, key[1])), span)
+        for var, path, span in self._moves_since(self.loop_entries[-1]):
+            if var.loop_depth < self.loop_nesting:
+                self.r.error(M.move_in_loop(_path_text(var, path)), span)
+
+    def _moves_since(self, before: dict) -> list[tuple[LocalVar, tuple[str, ...], Span]]:
+        """The moves made since `moved` was `before`: (variable, fields, where)."""
+        return [(var, key[1], span) for key, (var, span) in self.moved.items() if before.get(key) != (var, span)]
 
     def stmt_For(self, s: ast.For) -> None:
         if s.end is not None:
