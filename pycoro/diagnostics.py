@@ -56,6 +56,21 @@ class SourceCache:
 SOURCES = SourceCache()
 
 
+def decode_source(data: bytes, file: str) -> str:
+    """A source file's text (LANGUAGE.md §1: UTF-8); a CompileError at the
+    first byte that is not, with the line shown as well as it decodes."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        line = data.count(b"\n", 0, err.start) + 1
+        col = len(data[line_start:err.start].decode("utf-8", "replace")) + 1
+        SOURCES.add(file, data.decode("utf-8", "replace"))
+        bad = data[err.start]
+        raise CompileError([Diagnostic(f"source is not valid UTF-8 (byte 0x{bad:02x})",
+                                       Span(file, line, col, line, col + 1))]) from None
+
+
 def in_source_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """Sorted by position within each file; files in the order they first appear."""
     files: dict[str, int] = {}

@@ -17,7 +17,7 @@ import llvmlite.binding as llvm
 
 from . import cache, rerun
 from .backend import clib, jit, link, targets
-from .diagnostics import CompileError, Diagnostic, LeakError, Reporter
+from .diagnostics import CompileError, Diagnostic, LeakError, Reporter, decode_source
 from .frontend import ast, exports
 from .frontend.check import check_program
 from .frontend.program import CheckedProgram
@@ -51,12 +51,12 @@ class Compilation:
     def from_file(cls, path: str, options: Options = Options()) -> "Compilation":
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
+            data = p.read_bytes()
         except FileNotFoundError:
             raise CompileError([Diagnostic(f"no such file: {path}", None)]) from None
-        except (OSError, UnicodeDecodeError) as err:
+        except OSError as err:
             raise CompileError([Diagnostic(f"cannot read {path}: {err}", None)]) from None
-        return cls(text, path, p.resolve().parent, options)
+        return cls(decode_source(data, path), path, p.resolve().parent, options)
 
     # ---- stages
     def parse(self) -> list[ast.Module]:

@@ -324,3 +324,16 @@ def test_the_parser_comes_from_the_cache_and_parses_as_a_built_one(cache_dir, mo
             parser._parser()   # a damaged entry is built again
     finally:
         parser._parser.cache_clear()
+
+
+def test_a_source_that_is_not_utf8_gets_a_positioned_error(tmp_path, pycoro):
+    (tmp_path / "latin.pc").write_bytes(b'fn main() {\n    print("caf\xe9");\n}\n')
+    (tmp_path / "main.pc").write_bytes(b'import "latin.pc";\nfn other() {}\n')
+    for name in ("latin.pc", "main.pc"):
+        proc = pycoro("run", name, cwd=tmp_path)
+        assert proc.returncode == 1
+        assert proc.stderr.splitlines() == [
+            'latin.pc:2:15: error: source is not valid UTF-8 (byte 0xe9)',
+            '    print("caf\ufffd");',
+            '              ^',
+        ], proc.stderr

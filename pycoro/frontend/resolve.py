@@ -13,7 +13,7 @@ from . import ast
 from .gpu import GPU_BUILTINS
 from . import messages as M
 from .parser import parse, parse_cached
-from ..diagnostics import CompileError, Diagnostic, Reporter, Span
+from ..diagnostics import CompileError, Diagnostic, Reporter, Span, decode_source
 from ..paths import in_stdlib, stdlib_dir, stdlib_display
 from ..record import field, record
 
@@ -53,14 +53,17 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
             return
         seen.add(key)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = decode_source(path.read_bytes(), _relative(shown))
             if read is not None and not decl.path.startswith("std/"):
                 read.append(path)
         except FileNotFoundError:
             errors.append(Diagnostic(M.import_not_found(decl.path), decl.span))
             return
-        except (OSError, UnicodeDecodeError) as err:
+        except OSError as err:
             errors.append(Diagnostic(M.cannot_read(decl.path, str(err)), decl.span))
+            return
+        except CompileError as err:   # not UTF-8
+            errors.extend(err.diagnostics)
             return
         visit(_relative(shown), text, path.parent)
 
