@@ -130,3 +130,11 @@ fn main() { outer(count()); }
         ("in `pass<Generator<i64>>`, instantiated here", 3, 30),
         ("in `outer<Generator<i64>>`, instantiated here", 4, 13),
     ]
+
+
+def test_a_name_the_stdlib_defines_gets_a_hint_to_choose_another():
+    with pytest.raises(CompileError) as err:
+        Compilation("struct Maybe { x: i64 }\nfn main() {}\n", "t.pc", Path(".")).check()
+    (first, *_) = err.value.diagnostics
+    assert first.message == "`Maybe` is defined more than once"
+    assert first.hint == "`Maybe` comes from <stdlib>/prelude.pc, which shares one namespace with the program: choose another name"

@@ -11,6 +11,8 @@ def q(x: object) -> str:
 
 # names and declarations
 def duplicate(name: str) -> str: return f"{q(name)} is defined more than once"
+def stdlib_name_hint(name: str, file: str) -> str:
+    return f"{q(name)} comes from {file}, which shares one namespace with the program: choose another name"
 def first_defined_here() -> str: return "first defined here"
 def unknown_name(name: str) -> str: return f"cannot find {q(name)} in this scope"
 def unknown_type(name: str) -> str: return f"unknown type {q(name)}"

@@ -128,8 +128,10 @@ class Namespace:
             reporter.error(M.builtin_redefined(name), span)
         elif name in self.decls:
             first = self.decls[name]
-            reporter.error(M.duplicate(name), span,
-                           notes=[(M.first_defined_here(), getattr(first, "name_span", None) or first.span)])
+            first_span = getattr(first, "name_span", None) or first.span
+            stdlib = first_span is not None and in_stdlib(first_span.file) and not in_stdlib(span.file)
+            reporter.error(M.duplicate(name), span, notes=[(M.first_defined_here(), first_span)],
+                           hint=M.stdlib_name_hint(name, first_span.file) if stdlib else None)
         else:
             self.decls[name] = decl
 
