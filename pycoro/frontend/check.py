@@ -738,10 +738,7 @@ class BodyChecker:
 
     def stmt_Assign(self, s: ast.Assign) -> None:
         place = self._local_path(s.target) if s.op == "=" else None
-        if place is not None:   # assigning gives the variable (or field) its handles again
-            var, path = place
-            self.moved = {key: m for key, m in self.moved.items()
-                          if key[0] != id(var) or key[1][:len(path)] != path}
+        self._refill(place)   # a moved-out variable may be written
         target_t = self.check_place(s.target, write=True)
         if s.op == "=":
             # `g = c.ticks()`: a variable may hold a coroutine that refers to a
@@ -753,6 +750,7 @@ class BodyChecker:
             else:
                 self.check_expr(s.value, None)
             self.binding = None
+            self._refill(place)   # given its handles again, also after `g = keep(g)` moved them
             borrow = self._borrow_of(s.value)
             if holder is not None and borrow is not None:
                 if self._dies_first(holder, s.value):
@@ -762,6 +760,13 @@ class BodyChecker:
                                  hint=M.borrowing_coroutine_holder_hint(borrow[1]))
             return
         self.binary_types(s.op, s.target, s.value, s.span, target_t)
+
+    def _refill(self, place: tuple[LocalVar, tuple[str, ...]] | None) -> None:
+        """Assigning to a local (or a field of one) gives it its handles again."""
+        if place is not None:
+            var, path = place
+            self.moved = {key: m for key, m in self.moved.items()
+                          if key[0] != id(var) or key[1][:len(path)] != path}
 
     def stmt_ExprStmt(self, s: ast.ExprStmt) -> None:
         self.check_expr(s.expr, None)
