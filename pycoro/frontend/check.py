@@ -738,8 +738,10 @@ class BodyChecker:
 
     def stmt_Assign(self, s: ast.Assign) -> None:
         place = self._local_path(s.target) if s.op == "=" else None
-        self._refill(place)   # a moved-out variable may be written
+        moved = self.moved
+        self._refill(place)   # a moved-out variable may be written…
         target_t = self.check_place(s.target, write=True)
+        self.moved = moved    # …but not read by the value: `sink(g); g = keep(g);`
         if s.op == "=":
             # `g = c.ticks()`: a variable may hold a coroutine that refers to a
             # `mut self` place, as `var g = c.ticks();` does, if it dies first.
