@@ -1,7 +1,8 @@
 """Random programs that move coroutine handles around: assignments, moves into
-calls, blocks, structs and arrays, `defer`, `if`/`for`/`while` with `break`,
-`continue` and `return`; in `main`, inside a generator destroyed while
-suspended, or in `async fn main` with tasks and a channel.
+calls, blocks, structs and arrays, coroutines of a `mut self` method (which
+refer to their counter), `defer`, `if`/`for`/`while` with `break`, `continue`
+and `return`; in `main`, inside a generator destroyed while suspended, or in
+`async fn main` with tasks and a channel.
 
 A program the checker accepts must run clean: exit 0 under `--check-leaks`
 (no frame leaked or freed twice, no crash), with the same output at -O0 and
@@ -28,8 +29,12 @@ fn count(a: i64, n: i64) -> Generator<i64> { defer print("end", a); for i in 0..
 fn sink(g: Generator<i64>) { var h = g; print("sink", h.next()); }
 fn keep(g: Generator<i64>) -> Generator<i64> { return g; }
 struct Two { g: Generator<i64>, n: i64 }
+struct Counter { n: i64 }
+impl Counter {   // its coroutines refer to the counter they were made from
+    fn ticks(mut self, k: i64) -> Generator<i64> { for i in 0..k { self.n += 1; yield self.n; } }
+}
 """
-_LOCALS = "var a = count(1, 2); var b = count(2, 3); var c = count(3, 1);"
+_LOCALS = "var ctr = Counter {{ n: 0 }}; var a = count(1, 2); var b = count(2, 3); var c = count(3, 1);"
 
 _FRAMES = {
     "main": "fn main() {{\n" + _LOCALS + "\n{body}\n}}\n",
@@ -55,6 +60,10 @@ def _statement(r: random.Random, shape: str, depth: int, in_loop: bool) -> str:
         lambda: f"var arr{k} = [{v}, count({k}, 2)]; print(arr{k}[1].next()); arr{k}[0] = count({k + 1}, 1);" + refill,
         lambda: f"{v} = keep({v}); print({v}.next());",
         lambda: f"print(Two {{ g: count({k}, 2), n: 1 }}.g.next());",
+        lambda: f"{v} = ctr.ticks({r.randrange(1, 4)}); print({v}.next(), ctr.n);",
+        lambda: f"{{ var inner = Counter {{ n: {k} }}; {v} = inner.ticks(2); }}",
+        lambda: f"{{ var inner = Counter {{ n: {k} }}; var w = inner.ticks(2); print(w.next()); {v} = w; }}",
+        lambda: f"for t in ctr.ticks(2) {{ print(t); }}",
     ]
     if depth < 2:
         inner = lambda loop: _block(r, shape, depth + 1, loop)  # noqa: E731
