@@ -63,7 +63,7 @@ def _statement(r: random.Random, shape: str, depth: int, in_loop: bool) -> str:
         lambda: f"{v} = ctr.ticks({r.randrange(1, 4)}); print({v}.next(), ctr.n);",
         lambda: f"{{ var inner = Counter {{ n: {k} }}; {v} = inner.ticks(2); }}",
         lambda: f"{{ var inner = Counter {{ n: {k} }}; var w = inner.ticks(2); print(w.next()); {v} = w; }}",
-        lambda: f"for t in ctr.ticks(2) {{ print(t); }}",
+        lambda: "for t in ctr.ticks(2) { print(t); }",
     ]
     if depth < 2:
         inner = lambda loop: _block(r, shape, depth + 1, loop)  # noqa: E731
