@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from conftest import run_pycoro
+
 VARIABLES = ("a", "b", "c")
 SHAPES = ("main", "generator", "async")
 
@@ -103,8 +105,7 @@ def program(seed: int, shape: str = "main") -> str:
 
 def _run(path: Path, opt: int) -> subprocess.CompletedProcess | None:
     try:
-        return subprocess.run([sys.executable, "-m", "pycoro", "run", f"-O{opt}", "--check-leaks", str(path)],
-                              capture_output=True, text=True, timeout=60)
+        return run_pycoro("run", f"-O{opt}", "--check-leaks", path, timeout=60)
     except subprocess.TimeoutExpired:
         return None
 

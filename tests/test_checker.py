@@ -9,6 +9,13 @@ from pycoro.diagnostics import CompileError, Span, render_all
 from pycoro.driver import Compilation
 
 
+def refused(source: str) -> list:
+    """The diagnostics of a program the checker refuses."""
+    with pytest.raises(CompileError) as err:
+        Compilation(source, "t.pc", Path(".")).check()
+    return err.value.diagnostics
+
+
 def diagnose(body: str, top: str = "") -> list[str]:
     source = f"{top}\nfn main() {{\n{body}\n}}\n"
     try:
@@ -87,9 +94,7 @@ fn main() {
     print(w.get());
 }
 """
-    with pytest.raises(CompileError) as err:
-        Compilation(source, "t.pc", Path(".")).check()
-    assert render_all(err.value.diagnostics) == """\
+    assert render_all(refused(source)) == """\
 t.pc:1:33: error: operator `*` needs operands of the same type, found `bool` and `i64`
 fn inner<T>(x: T) -> T { return x * 2; }
                                 ^~~~~
@@ -108,9 +113,7 @@ def test_errors_in_generic_instances_come_in_the_order_the_instances_were_asked_
     source = """fn twice<T>(x: T) -> T { return x + x; }
 fn main() { print(twice(1), twice(true), twice("a"), twice(false)); }
 """
-    with pytest.raises(CompileError) as err:
-        Compilation(source, "t.pc", Path(".")).check()
-    assert [(d.message, d.notes) for d in err.value.diagnostics] == [
+    assert [(d.message, d.notes) for d in refused(source)] == [
         ("operator `+` cannot be applied to `bool`", [("in `twice<bool>`, instantiated here", Span("t.pc", 2, 29, 2, 40))]),
         ("operator `+` cannot be applied to `str`", [("in `twice<str>`, instantiated here", Span("t.pc", 2, 42, 2, 52))]),
     ]   # twice<bool> once, though asked for twice
@@ -122,9 +125,7 @@ fn pass<T>(x: T) -> Stream<T> { yield x; }
 fn outer<T>(x: T) { for g in pass(x) { } }
 fn main() { outer(count()); }
 """
-    with pytest.raises(CompileError) as err:
-        Compilation(source, "t.pc", Path(".")).check()
-    (only,) = err.value.diagnostics
+    (only,) = refused(source)
     assert (only.span.line, only.span.col) == (2, 21)
     assert [(text, span.line, span.col) for text, span in only.notes] == [
         ("in `pass<Generator<i64>>`, instantiated here", 3, 30),
@@ -133,8 +134,6 @@ fn main() { outer(count()); }
 
 
 def test_a_name_the_stdlib_defines_gets_a_hint_to_choose_another():
-    with pytest.raises(CompileError) as err:
-        Compilation("struct Maybe { x: i64 }\nfn main() {}\n", "t.pc", Path(".")).check()
-    (first, *_) = err.value.diagnostics
+    (first, *_) = refused("struct Maybe { x: i64 }\nfn main() {}\n")
     assert first.message == "`Maybe` is defined more than once"
     assert first.hint == "`Maybe` comes from <stdlib>/prelude.pc, which shares one namespace with the program: choose another name"

@@ -41,6 +41,15 @@ def check_program(modules: list[ast.Module], reporter: Reporter, need_main: bool
     return checker.run(need_main and target not in GPU_TARGETS, main_file)
 
 
+@record(frozen=True, eq=False)
+class _Borrow:
+    """What a coroutine made by a `mut self` method refers to: the method, the
+    place as messages name it, and the local variable it is (None: a temporary)."""
+    method: str
+    place: str
+    var: object = None   # LocalVar | None
+
+
 @record(frozen=True)
 class _Method:
     decl: ast.FnDecl
@@ -66,7 +75,7 @@ class ProgramChecker:
         # Coroutines that refer to a `mut self` place (BodyChecker.borrowing), passed
         # as an argument: (the argument, the callee, the parameter's index, the borrow).
         # The callee must not move that parameter; known once every body is checked.
-        self.lent: list[tuple[ast.Expr, FnInstance, int, tuple[str, str]]] = []
+        self.lent: list[tuple[ast.Expr, FnInstance, int, _Borrow]] = []
         self.globals: dict[str, GlobalVar] = {}
         self._fields: dict[StructT, list[tuple[str, Type]]] = {}
         self._laying_out: set[StructT] = set()
@@ -111,9 +120,9 @@ class ProgramChecker:
             if subst:
                 self._add_instantiation_notes(inst, first)
         self.checking = None
-        for arg, callee, index, (method, place) in self.lent:
+        for arg, callee, index, borrow in self.lent:
             if index in callee.moved_params:
-                self.reporter.error(M.borrowing_coroutine_moved(method, place), arg.span,
+                self.reporter.error(M.borrowing_coroutine_moved(borrow.method, borrow.place), arg.span,
                                     hint=M.borrowing_coroutine_kept(callee.display))
         for inst in list(self.instances.values()):
             _mark_elide_safe(inst)
@@ -614,13 +623,11 @@ class BodyChecker:
         self.awaited: ast.Call | None = None   # the call `await` / `spawn` is about to check
         # Calls of `mut self` coroutine methods whose coroutine refers to a place
         # that may die first, and the variables initialised with one: id(call or
-        # var) → (method, the place). Such a coroutine is consumed where it is
+        # var) → its _Borrow. Such a coroutine is consumed where it is
         # made (for, with, await, yield from) or kept in the variable that a
         # `let`/`var` declares with it (which dies first), or assigned to a
         # variable that dies before the place does; never moved.
-        self.borrowing: dict[int, tuple[str, str]] = {}
-        # The same keys → the local variable borrowed (None: a temporary).
-        self.borrowed_vars: dict[int, LocalVar | None] = {}
+        self.borrowing: dict[int, _Borrow] = {}
         # Each local's scope depth and declaration order: which of two dies first.
         self.declared_at: dict[int, tuple[int, int]] = {}
         self.binding: ast.Expr | None = None   # the initialiser of the `let` being checked
@@ -716,24 +723,17 @@ class BodyChecker:
             self.r.error(M.cannot_infer_let(s.name), s.span, hint=f"write `var {s.name}: T;`")
             t = ERROR
         var = self.declare(s, s.name, t, s.mutable)
-        if s.init is not None and self._borrow_of(s.init) is not None:
-            self._keep_borrow(var, s.init)   # it may stay there, not move on
+        if s.init is not None and (borrow := self._borrow_of(s.init)) is not None:
+            self.borrowing[id(var)] = borrow   # it may stay there, not move on
         self.binding = None
 
-    def _keep_borrow(self, var: LocalVar, e: ast.Expr) -> None:
-        """`var` now holds the borrowing coroutine that `e` made or held."""
-        self.borrowing[id(var)] = self._borrow_of(e)
-        self.borrowed_vars[id(var)] = self._borrowed_var_of(e)
-
-    def _dies_first(self, holder: LocalVar, e: ast.Expr) -> bool:
-        """Whether `holder` goes out of scope before the place that the
-        borrowing coroutine `e` refers to: that place is a local declared
-        earlier in the same scope, or in an enclosing one (a parameter,
-        `self`)."""
-        borrowed = self._borrowed_var_of(e)
-        if borrowed is None:
+    def _dies_first(self, holder: LocalVar, borrow: _Borrow) -> bool:
+        """Whether `holder` goes out of scope before the place that a borrowing
+        coroutine refers to: that place is a local declared earlier in the
+        same scope, or in an enclosing one (a parameter, `self`)."""
+        if borrow.var is None:
             return False
-        (place_depth, place_order), (depth, order) = self.declared_at[id(borrowed)], self.declared_at[id(holder)]
+        (place_depth, place_order), (depth, order) = self.declared_at[id(borrow.var)], self.declared_at[id(holder)]
         return place_depth < depth or (place_depth == depth and place_order < order)
 
     def stmt_Assign(self, s: ast.Assign) -> None:
@@ -755,11 +755,11 @@ class BodyChecker:
             self._refill(place)   # given its handles again, also after `g = keep(g)` moved them
             borrow = self._borrow_of(s.value)
             if holder is not None and borrow is not None:
-                if self._dies_first(holder, s.value):
-                    self._keep_borrow(holder, s.value)
+                if self._dies_first(holder, borrow):
+                    self.borrowing[id(holder)] = borrow
                 else:
-                    self.r.error(M.borrowing_coroutine_outlives(*borrow, holder.name), s.value.span,
-                                 hint=M.borrowing_coroutine_holder_hint(borrow[1]))
+                    self.r.error(M.borrowing_coroutine_outlives(borrow.method, borrow.place, holder.name),
+                                 s.value.span, hint=M.borrowing_coroutine_holder_hint(borrow.place))
             return
         self.binary_types(s.op, s.target, s.value, s.span, target_t)
 
@@ -1061,7 +1061,8 @@ class BodyChecker:
         self.inst.consumed.add(id(e))
         borrow = self._borrow_of(e)
         if borrow is not None and e is not self.binding and e is not self.lending:
-            self.r.error(M.borrowing_coroutine_moved(*borrow), e.span, hint=M.borrowing_coroutine_hint(borrow[0]))
+            self.r.error(M.borrowing_coroutine_moved(borrow.method, borrow.place), e.span,
+                         hint=M.borrowing_coroutine_hint(borrow.method))
         if isinstance(e, (ast.Name, ast.Field)):
             place = self._local_path(e)
             if place is None:
@@ -1537,8 +1538,8 @@ class BodyChecker:
             self.r.error(M.spawn_operand(), e.operand.span)
             return ERROR
         if (borrow := self._borrow_of(e.operand)) is not None:
-            method, place = borrow
-            self.r.error(M.borrowing_task(method, place), e.operand.span, hint=M.borrowing_task_hint(method))
+            self.r.error(M.borrowing_task(borrow.method, borrow.place), e.operand.span,
+                         hint=M.borrowing_task_hint(borrow.method))
         return PromiseT(join, (t,))
 
     def expr_Await(self, e: ast.Await, expected: Type | None) -> Type:
@@ -1661,7 +1662,7 @@ class BodyChecker:
         else:
             self.expect(a, pt)
 
-    def _borrow_of(self, e: ast.Expr) -> tuple[str, str] | None:
+    def _borrow_of(self, e: ast.Expr) -> _Borrow | None:
         """The borrow of a coroutine that refers to a `mut self` place: made by the
         call `e`, or held by the variable `e`."""
         if isinstance(e, ast.Name):
@@ -1669,23 +1670,13 @@ class BodyChecker:
             return None if var is None else self.borrowing.get(id(var))
         return self.borrowing.get(id(e))
 
-    def _borrowed_var_of(self, e: ast.Expr) -> LocalVar | None:
-        """The local variable that the borrowing coroutine `e` (a call, or a
-        variable holding one) refers to; None for a temporary."""
-        if isinstance(e, ast.Name):
-            var = self.lookup(e.name)
-            return None if var is None else self.borrowed_vars.get(id(var))
-        return self.borrowed_vars.get(id(e))
-
-    def _lend(self, call: ast.Call, arg: ast.Expr, callee: FnInstance, index: int,
-              borrow: tuple[str, str]) -> None:
+    def _lend(self, call: ast.Call, arg: ast.Expr, callee: FnInstance, index: int, borrow: _Borrow) -> None:
         """A coroutine that refers to a `mut self` place is passed to `callee`: fine
         while the callee does not move it on (checked when every body is), and
         the call's own coroutine, if it makes one, may hold it: it borrows too."""
         self.p.lent.append((arg, callee, index, borrow))
         if callee.is_coroutine:
             self.borrowing[id(call)] = borrow
-            self.borrowed_vars[id(call)] = self._borrowed_var_of(arg)
 
     def call_decl(self, e: ast.Call, decl: ast.FnDecl, targs: tuple[Type, ...],
                   expected: Type | None) -> Type:
@@ -1780,9 +1771,9 @@ class BodyChecker:
         if inst.self_mode == "ref":
             self._check_mut_receiver(callee.base, callee.name)
             if inst.is_coroutine and (place := self._borrowed_place(callee.base)):
-                self.borrowing[id(e)] = (callee.name, place)
                 root = self._receiver_root(callee.base)
-                self.borrowed_vars[id(e)] = self.lookup(root.name) if isinstance(root, ast.Name) else None
+                var = self.lookup(root.name) if isinstance(root, ast.Name) else None
+                self.borrowing[id(e)] = _Borrow(callee.name, place, var)
         self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args, callee=inst, offset=1)
         self._call(e, DirectCall(inst, callee.base))
         return inst.ret
