@@ -1115,7 +1115,12 @@ class BodyChecker:
         return True
 
     def expect(self, e: ast.Expr, t: Type) -> Type:
-        got = self.check_expr(e, t)
+        return self.expect_checked(e, self.check_expr(e, t), t)
+
+    def expect_checked(self, e: ast.Expr, got: Type, t: Type) -> Type:
+        """What `expect` does after checking `e` (which gave `got`): `e` moves into
+        a place of type `t`. For an expression checked already (to infer type
+        arguments): checking it again would repeat its moves."""
         self.consume(e, got)
         if got is ERROR or t is ERROR:
             return t
@@ -1635,14 +1640,22 @@ class BodyChecker:
 
     def _check_args(self, e: ast.Call, name: str, params: list[Type], args,
                     varargs: bool = False, extern: bool = False,
-                    callee: FnInstance | None = None, offset: int = 0) -> None:
+                    callee: FnInstance | None = None, offset: int = 0,
+                    checked: list[Type] | None = None) -> None:
+        """`checked`: the arguments' types when `_infer_call` has checked them
+        already; they are not checked again (that would repeat their moves and
+        every other effect of checking them, and double the work at each level
+        of nested generic calls)."""
         if len(args) != len(params) and not (varargs and len(args) >= len(params)):
             msg = M.arity_at_least if varargs else M.arity
             self.r.error(msg(name, len(params), len(args)), e.span)
         outer = self.lending
         for i, (a, pt) in enumerate(zip(args, params)):
             self.lending = a if callee is not None else None
-            self._check_arg(a, pt, extern)
+            if checked is not None:
+                self.expect_checked(a, checked[i], pt)
+            else:
+                self._check_arg(a, pt, extern)
             if callee is not None and (borrow := self._borrow_of(a)) is not None:
                 self._lend(e, a, callee, i + offset, borrow)
         self.lending = outer
@@ -1680,17 +1693,20 @@ class BodyChecker:
 
     def call_decl(self, e: ast.Call, decl: ast.FnDecl, targs: tuple[Type, ...],
                   expected: Type | None) -> Type:
+        checked = None
         if decl.generics and not targs:
-            targs = self._infer_call(e, decl, expected)
-            if targs is None:
+            inferred = self._infer_call(e, decl, expected)
+            if inferred is None:
                 return ERROR
+            targs, checked = inferred
         if decl.kind == "kernel":
             self.r.error(M.kernel_called(decl.name), e.span)
             return ERROR
         subst = dict(zip(decl.generics, targs))
         inst = self.p.instantiate(decl, subst, targs, at=e.span)
         self._check_args(e, decl.name, [t for _, t in inst.params], e.args, decl.varargs,
-                         extern=decl.kind == "extern", callee=None if decl.kind == "extern" else inst)
+                         extern=decl.kind == "extern", callee=None if decl.kind == "extern" else inst,
+                         checked=checked)
         if decl.kind == "intrinsic" and inst.ret is not ERROR \
                 and intrinsics.kind_of(inst.ret) not in intrinsics.ACCEPTS.get(decl.name, ()):
             if decl.name in intrinsics.ACCEPTS and \
@@ -1699,7 +1715,11 @@ class BodyChecker:
         self._call(e, DirectCall(inst))
         return inst.ret
 
-    def _infer_call(self, e: ast.Call, decl: ast.FnDecl, expected: Type | None) -> tuple | None:
+    def _infer_call(self, e: ast.Call, decl: ast.FnDecl, expected: Type | None) \
+            -> tuple[tuple[Type, ...], list[Type]] | None:
+        """The type arguments of a generic call, from its arguments (and the type
+        its context expects), and the arguments' types: each argument is checked
+        here, once; `_check_args` then only matches it to its parameter."""
         tv = {g: TypeVar(g) for g in decl.generics}
         ptypes = [self.p.resolve_type(p.type, tv) for p in decl.params if not p.is_self]
         if len(ptypes) != len(e.args):
@@ -1708,11 +1728,12 @@ class BodyChecker:
             return None
         subst: dict[str, Type] = {}
         deferred = []
+        types: dict[ast.Expr, Type] = {}
         for a, pt in zip(e.args, ptypes):
             if _is_literalish(a) or isinstance(a, ast.NullLit):
                 deferred.append((a, pt))
                 continue
-            t = self.check_expr(a, None if has_vars(pt) else pt)
+            t = types[a] = self.check_expr(a, None if has_vars(pt) else pt)
             if t is ERROR:
                 return None
             if not unify(pt, t, subst):
@@ -1720,7 +1741,7 @@ class BodyChecker:
                 return None
         for a, pt in deferred:
             want = substitute(pt, subst)
-            t = self.check_expr(a, None if has_vars(want) else want)
+            t = types[a] = self.check_expr(a, None if has_vars(want) else want)
             if t is not ERROR:
                 unify(pt, t, subst)
         if expected is not None and decl.ret is not None:
@@ -1729,10 +1750,7 @@ class BodyChecker:
             self.r.error(M.cannot_infer_type_args(decl.name), e.span,
                          hint=f"give them explicitly: `{decl.name}<{', '.join(decl.generics)}>(…)`")
             return None
-        # The arguments are checked again against the instantiated signature.
-        for a in e.args:
-            self.inst_types.pop(a, None)
-        return tuple(subst[g] for g in decl.generics)
+        return tuple(subst[g] for g in decl.generics), [types[a] for a in e.args]
 
     def method_call(self, e: ast.Call, callee: ast.Field, expected: Type | None) -> Type:
         recv = self.check_expr(callee.base, None)
@@ -1757,11 +1775,12 @@ class BodyChecker:
             self._args_unchecked(e)
             return ERROR
         targs: tuple = ()
+        checked = None
         if m.decl.generics:
             inferred = self._infer_call(e, m.decl, expected)
             if inferred is None:
                 return ERROR
-            targs = inferred
+            targs, checked = inferred
         inst = self.p.instantiate_method(m, targs, at=e.span)
         if inst.self_mode is None:
             self.r.error(M.no_method(recv, callee.name), callee.span,
@@ -1774,7 +1793,8 @@ class BodyChecker:
                 root = self._receiver_root(callee.base)
                 var = self.lookup(root.name) if isinstance(root, ast.Name) else None
                 self.borrowing[id(e)] = _Borrow(callee.name, place, var)
-        self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args, callee=inst, offset=1)
+        self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args, callee=inst, offset=1,
+                         checked=checked)
         self._call(e, DirectCall(inst, callee.base))
         return inst.ret
 
