@@ -183,10 +183,12 @@ def test_a_base_case_is_tested_before_the_generator_is_made(pycoro, tmp_path):
 OPAQUE = """
 fn up(n: i64) -> Generator<i64> { var i = 0; while i < n { yield i; i += 1; } }
 fn down(n: i64) -> Generator<i64> { var i = n; while i > 0 { i -= 1; yield i; } }
+fn make_up(n: i64) -> Generator<i64> { return up(n); }   // a coroutine is not a fn value
+fn make_down(n: i64) -> Generator<i64> { return down(n); }
 var count: i64 = 5;
 fn main() {
-    var make: fn(i64) -> Generator<i64> = up;
-    if count < 0 { make = down; }   // never, but the compiler cannot know
+    var make: fn(i64) -> Generator<i64> = make_up;
+    if count < 0 { make = make_down; }   // never, but the compiler cannot know
     var s = 0;
     for v in make(count) { s += v; }
     print(s);

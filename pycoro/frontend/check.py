@@ -1192,6 +1192,12 @@ class BodyChecker:
             if decl.varargs:
                 self.r.error(M.not_a_value(e.name), e.span)
                 return ERROR
+            if _is_coroutine(decl):
+                # A coroutine's ABI is not a plain call's (a retcon one takes a
+                # buffer, returns the continuation with the value): LANGUAGE.md §2.
+                self.r.error(M.coroutine_fn_value(e.name), e.span,
+                             hint=M.coroutine_fn_value_hint(e.name, inst.params, inst.ret))
+                return ERROR
             return FnT(tuple(t for _, t in inst.params), inst.ret)
         if decl is not None or e.name in BUILTIN_FUNCTIONS:
             self.r.error(M.not_a_value(e.name), e.span)

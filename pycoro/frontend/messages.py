@@ -82,6 +82,13 @@ def missing_fields(names: list[str]) -> str: return "missing field" + "s" * (len
 def duplicate_field(name: str) -> str: return f"field {q(name)} is given more than once"
 def not_a_value(name: str) -> str: return f"{q(name)} is not a value"
 def generic_fn_value(name: str) -> str: return f"cannot take the address of generic function {q(name)}"
+def coroutine_fn_value(name: str) -> str:
+    return f"cannot take the address of coroutine {q(name)}: a function pointer points to a plain function"
+def coroutine_fn_value_hint(name: str, params: list[tuple[str, object]], ret: object) -> str:
+    decl = ", ".join(f"{p}: {t}" for p, t in params)
+    args = ", ".join(p for p, _ in params)
+    return (f"wrap it in a plain function that returns its handle, and use that one: "
+            f"`fn make_{name}({decl}) -> {ret} {{ return {name}({args}); }}`")
 def not_printable(t: object) -> str: return f"cannot print a value of type {q(t)}"
 def extern_arg(t: object) -> str: return f"cannot pass a value of type {q(t)} to a C function"
 def cannot_infer_let(name: str) -> str: return f"cannot infer the type of {q(name)}"
