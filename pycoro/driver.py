@@ -10,7 +10,9 @@ reported as an internal compiler error before LLVM can abort the process.
 from __future__ import annotations
 
 import functools
+import os
 import re
+import shlex
 from pathlib import Path
 
 import llvmlite.binding as llvm
@@ -265,7 +267,22 @@ class Compilation:
         return header
 
     def build(self, emit: str, output: str) -> None:
-        if emit == "shared" and self.options.target == "native":
+        """Write the artefact `emit` to `output`. A path that cannot be written
+        is the user's error (status 1), found before compiling where it can be
+        (as cc and rustc, pycoro creates no directories)."""
+        shared = emit == "shared" and self.options.target == "native"
+        paths = [output, clib.header_path(output, clib.prefix_for(output))] if shared else [output]
+        for path in paths:
+            _require_writable(path)
+        try:
+            self._build(emit, output, shared)
+        except OSError as err:
+            if err.filename not in paths:
+                raise
+            raise CompileError([_unwritable(err.filename, (err.strerror or str(err)).lower())]) from None
+
+    def _build(self, emit: str, output: str, shared: bool) -> None:
+        if shared:
             self.shared_library(output)
             return
         writers = _WRITERS[self.options.target]
@@ -280,6 +297,26 @@ class Compilation:
             return
         module, machine = self.lowered()
         writers[emit](module, machine, output)
+
+
+def _unwritable(path: str, why: str, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(f"cannot write {path}: {why}", None, hint=hint)
+
+
+def _require_writable(path: str) -> None:
+    """That `path` can be written (a file in an existing, writable directory)."""
+    target = Path(path)
+    folder = target.parent
+    if not folder.exists():
+        command = f"mkdir -p {shlex.quote(str(folder))}"
+        raise CompileError([_unwritable(path, f"no such directory {folder}", hint=f"create it first "
+                                        f"(`{command}`): pycoro build, like cc, does not create directories")])
+    if not folder.is_dir():
+        raise CompileError([_unwritable(path, f"{folder} is not a directory")])
+    if target.is_dir():
+        raise CompileError([_unwritable(path, "it is a directory")])
+    if not os.access(folder, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise CompileError([_unwritable(path, "permission denied")])
 
 
 def _write_ir(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:

@@ -337,3 +337,56 @@ def test_a_source_that_is_not_utf8_gets_a_positioned_error(tmp_path, pycoro):
             '    print("caf\ufffd");',
             '              ^',
         ], proc.stderr
+
+
+# ---- `-o` somewhere that cannot be written: the user's error, for every artefact
+
+EMITS = [("exe", []), ("obj", []), ("asm", []), ("llvm", []), ("lowered", []), ("shared", []),
+         ("ptx", ["--target", "nvptx"])]
+
+
+@pytest.mark.parametrize("emit, extra", EMITS, ids=[e for e, _ in EMITS])
+def test_output_into_a_missing_directory_is_an_error(hello, pycoro, tmp_path, emit, extra):
+    """As cc and rustc: status 1 and what is wrong; no directory is created."""
+    out = tmp_path / "nodir" / "x"
+    proc = pycoro("build", hello, "--emit", emit, *extra, "-o", out)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines()[0] == f"error: cannot write {out}: no such directory {out.parent}"
+    assert "mkdir -p" in proc.stderr and "internal compiler error" not in proc.stderr
+    assert not out.parent.exists()
+
+
+@pytest.mark.parametrize("emit", ["exe", "llvm", "shared"])
+def test_output_that_is_a_directory_or_under_a_file_is_an_error(hello, pycoro, tmp_path, emit):
+    proc = pycoro("build", hello, "--emit", emit, "-o", tmp_path)
+    assert (proc.returncode, proc.stderr) == (1, f"error: cannot write {tmp_path}: it is a directory\n")
+    proc = pycoro("build", hello, "--emit", emit, "-o", hello / "x")
+    assert (proc.returncode, proc.stderr) == (1, f"error: cannot write {hello / 'x'}: {hello} is not a directory\n")
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root may write anywhere")
+def test_output_into_a_read_only_directory_is_an_error(hello, pycoro, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    proc = pycoro("build", hello, "-o", locked / "x")
+    assert (proc.returncode, proc.stderr) == (1, f"error: cannot write {locked / 'x'}: permission denied\n")
+
+
+@pytest.mark.parametrize("emit", ["obj", "exe"])
+def test_a_failed_write_is_the_users_error(hello, tmp_path, monkeypatch, emit):
+    """A write that fails after the checks (a full disk, a race) is worded the same way."""
+    from pycoro import driver
+    from pycoro.backend import link
+    from pycoro.diagnostics import CompileError
+
+    def full(module, machine, path):
+        raise OSError(28, "No space left on device", path)
+    monkeypatch.setitem(driver._WRITERS["native"], "obj", full)
+    monkeypatch.setattr(link, "write_object", full)   # the executable's object, in a temporary folder
+    out = str(tmp_path / "x")
+    with pytest.raises((CompileError, OSError)) as err:
+        Compilation.from_file(str(hello)).build(emit, out)
+    if emit == "obj":
+        assert err.type is CompileError and str(err.value) == f"error: cannot write {out}: no space left on device"
+    else:   # not the artefact: not the user's (status 70)
+        assert err.type is OSError

@@ -1,7 +1,9 @@
 """Native artefacts: objects, assembly, and executables linked by the system C compiler."""
 from __future__ import annotations
 
+import errno
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +51,9 @@ def _link(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str, what: 
         write_object(module, machine, obj)
         result = subprocess.run([cc, *flags, obj, "-o", path, "-lm"], capture_output=True, text=True)
     if result.returncode != 0:
+        unwritable = re.search(r"cannot open output file .*?: (.+)", result.stderr)
+        if unwritable:   # the driver words it as for every artefact (Compilation.build)
+            raise OSError(errno.EIO, unwritable.group(1).strip(), path)
         raise CompileError([Diagnostic(f"linking failed ({cc}):\n{result.stderr.strip()}", None)])
 
 
