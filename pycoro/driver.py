@@ -18,12 +18,12 @@ from pathlib import Path
 import llvmlite.binding as llvm
 
 from . import cache, rerun
-from .backend import clib, jit, link, targets
-from .diagnostics import CompileError, Diagnostic, LeakError, Reporter, decode_source
+from .backend import clib, jit, link, symbols, targets
+from .diagnostics import CompileError, Diagnostic, LeakError, Reporter, Span, decode_source
 from .frontend import ast, exports
 from .frontend.check import check_program
-from .frontend.program import CheckedProgram
-from .frontend.resolve import load
+from .frontend.program import CheckedProgram, DirectCall, FnInstance
+from .frontend.resolve import load, span_of
 from .paths import in_stdlib, stdlib_dir, stdlib_display
 from .record import replace
 from .middle import gpu, intrinsics
@@ -74,6 +74,7 @@ class Compilation:
         need_main = self.options.need_main if need_main is None else need_main
         program = check_program(self.parse(), reporter, need_main, self.display, rules)
         reporter.check()
+        self.checked = program
         return program
 
     def lower(self) -> str:
@@ -209,13 +210,15 @@ class Compilation:
         without LLVM (rerun.py)."""
         def compile() -> tuple[bytes, dict]:
             module, machine = self.lowered(jit_mode=True)
-            return machine.emit_object(module), {"frame_counter": LIVE_FRAMES}
+            externs = self.require_externs("c")   # as `pycoro build` links: the two agree
+            return machine.emit_object(module), {"frame_counter": LIVE_FRAMES, "externs": externs}
         code, meta, _ = self.cached_object(rerun.KIND, compile, use_cache, link_shared=True)
         return rerun.run_object(code, meta, self.options, check_leaks)
 
     def load(self) -> jit.Loaded:
         """Compile for the host and load into this process (pycoro.gpu)."""
         module, machine = self.lowered(jit_mode=True)
+        self.require_externs("process")
         return jit.Loaded(module, machine)
 
     def with_exports(self) -> tuple[list[exports.Export], "Compilation"]:
@@ -230,22 +233,37 @@ class Compilation:
         """The program's exports and the object code of it with their wrappers,
         compiled for loading into this process (pycoro.embed); the third item
         says whether it came from the on-disk cache (cache.py) instead."""
-        def compile() -> tuple[bytes, list]:
+        def compile() -> tuple[bytes, dict]:
             found, library = self.with_exports()
             module, machine = library.lowered(jit_mode=True)
-            return machine.emit_object(module), [e.to_json() for e in found]
-        code, found, hit = self.cached_object("module", compile, use_cache)
-        return [exports.Export.from_json(e) for e in found], code, hit
+            externs = library.require_externs("process")   # where the code will run
+            return machine.emit_object(module), {"exports": [e.to_json() for e in found], "externs": externs}
+        # an entry whose C functions this process lacks is compiled again, to say so
+        code, meta, hit = self.cached_object("module", compile, use_cache,
+                                             valid=lambda meta: symbols.all_defined(meta["externs"], "process"))
+        return [exports.Export.from_json(e) for e in meta["exports"]], code, hit
 
-    def cached_object(self, kind: str, compile, use_cache: bool,
-                      link_shared: bool = False) -> tuple[bytes, object, bool]:
+    def require_externs(self, where: str) -> list[str]:
+        """The C functions the checked program calls (or takes the address of),
+        anywhere in its code; each must exist in scope `where`
+        (backend/symbols.py: "c" or "process"), else a CompileError at its
+        `extern fn` declaration. An `extern fn` only declared may be missing."""
+        used = _used_externs(self.checked)
+        missing = [symbol for symbol in used if not symbols.defined(symbol, where)]
+        if missing:
+            raise CompileError([_missing_extern(symbol, *used[symbol], where) for symbol in missing])
+        return sorted(used)
+
+    def cached_object(self, kind: str, compile, use_cache: bool, link_shared: bool = False,
+                      valid=None) -> tuple[bytes, object, bool]:
         """`compile()`'s object code and metadata (JSON), or the cache's
-        (cache.object_key says what an entry is keyed by); `link_shared`: a new
-        entry keeps the code linked as a shared library too."""
+        (cache.object_key says what an entry is keyed by; `valid(meta)`, where
+        given, must hold for an entry to be used); `link_shared`: a new entry
+        keeps the code linked as a shared library too."""
         digest = cache.object_key(kind, self.source, self.base_dir, self.options)
         if use_cache:
             hit = cache.load_object(kind, digest)
-            if hit is not None:
+            if hit is not None and (valid is None or valid(hit[1])):
                 return hit[0], hit[1], True
         code, meta = compile()
         if use_cache:
@@ -296,7 +314,41 @@ class Compilation:
             Path(output).write_text(text)
             return
         module, machine = self.lowered()
+        if emit == "exe":
+            self.require_externs("c")   # what `cc -lm` links; an object file may leave them undefined
         writers[emit](module, machine, output)
+
+
+def _used_externs(program: CheckedProgram) -> dict[str, tuple[ast.FnDecl, Span]]:
+    """symbol → (its `extern fn` declaration, the first place the program's
+    code calls it or takes its address), for every C function it uses."""
+    used: dict[str, tuple[ast.FnDecl, Span]] = {}
+    for inst in program.functions:
+        targets = [(call.callee.span, target.fn) for call, target in inst.calls.items()
+                   if isinstance(target, DirectCall)]
+        targets += [(name.span, target) for name, target in inst.refs.items() if isinstance(target, FnInstance)]
+        for span, fn in targets:
+            if not fn.is_extern:
+                continue
+            decl, first = used.get(fn.symbol, (fn.decl, span))
+            if span.file == first.file and (span.line, span.col) < (first.line, first.col):
+                first = span
+            used[fn.symbol] = (decl, first)
+    return used
+
+
+def _missing_extern(symbol: str, decl: ast.FnDecl, use: Span, where: str) -> Diagnostic:
+    near = symbols.suggestion(symbol, where)
+    if near is not None:
+        hint = f"did you mean `{near}`?"
+    elif where == "c":
+        hint = "`pycoro run` and `pycoro build` link only the C and math libraries (libc, libm)"
+    else:
+        hint = ("load the library that defines it into Python first: "
+                "ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)")
+    place = symbols.C_LIBRARIES if where == "c" else "this process"
+    return Diagnostic(f"cannot find the C function `{symbol}` in {place}", span_of(decl),
+                      notes=[("used here", use)], hint=hint)
 
 
 def _unwritable(path: str, why: str, hint: str | None = None) -> Diagnostic:

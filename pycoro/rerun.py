@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import cache
-from .backend import inprocess
+from .backend import inprocess, symbols
 from .diagnostics import LeakError
 from .options import Options
 
@@ -31,7 +31,9 @@ def run_cached(path: str, options: Options, check_leaks: bool) -> int | None:
     if loaded is not None:
         return _status(*inprocess.call_main(*loaded), check_leaks)
     hit = cache.load_object(KIND, entry_key)
-    return None if hit is None else run_object(*hit, options, check_leaks)
+    if hit is None or not symbols.all_defined(hit[1].get("externs", ()), "process"):
+        return None   # the driver compiles it again, and says which C function is missing
+    return run_object(*hit, options, check_leaks)
 
 
 def run_object(code: bytes, meta: dict, options: Options, check_leaks: bool) -> int:

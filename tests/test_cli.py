@@ -390,3 +390,53 @@ def test_a_failed_write_is_the_users_error(hello, tmp_path, monkeypatch, emit):
         assert err.type is CompileError and str(err.value) == f"error: cannot write {out}: no space left on device"
     else:   # not the artefact: not the user's (status 70)
         assert err.type is OSError
+
+
+# ---- `extern fn`s that name no C function (issue 19: `pycoro run` died of SIGSEGV)
+
+MISSING_C = "extern fn sqrtt(x: f64) -> f64;\nfn main() { print(sqrtt(2.0)); }\n"
+MISSING_C_ERROR = [
+    "x.pc:1:11: error: cannot find the C function `sqrtt` in the C library or the math library",
+    "extern fn sqrtt(x: f64) -> f64;",
+    "          ^~~~~",
+    "x.pc:2:19: note: used here",
+    "fn main() { print(sqrtt(2.0)); }",
+    "                  ^~~~~",
+    "hint: did you mean `sqrt`?",
+]
+
+
+@pytest.mark.parametrize("command", [["run"], ["run", "-O0"], ["run", "--trampoline"], ["build"]])
+def test_a_missing_c_function_is_an_error_at_its_declaration(pycoro, tmp_path, command):
+    """run and build agree: the C and math libraries, what `cc … -lm` links."""
+    (tmp_path / "x.pc").write_text(MISSING_C)
+    proc = pycoro(*command, "x.pc", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr.splitlines()) == (1, MISSING_C_ERROR)
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_missing_c_function_without_a_near_name(pycoro, tmp_path):
+    (tmp_path / "y.pc").write_text("extern fn frobnicate(x: i32) -> i32;\nfn main() { print(frobnicate(1)); }\n")
+    proc = pycoro("run", "y.pc", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "hint: `pycoro run` and `pycoro build` link only the C and math libraries (libc, libm)")
+
+
+@pytest.mark.parametrize("emit", ["obj", "asm", "llvm", "lowered", "shared"])
+def test_artefacts_that_are_not_linked_may_leave_c_functions_undefined(pycoro, tmp_path, emit):
+    """As `cc -c` and `cc -shared`: the linker, or whoever loads the library, resolves them."""
+    (tmp_path / "x.pc").write_text(MISSING_C)
+    proc = pycoro("build", "x.pc", "--emit", emit, "-o", "libx.so" if emit == "shared" else "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_cached_run_whose_c_function_is_gone_is_compiled_again(cache_dir, hello):
+    """A cached entry that MCJIT would have to run with a missing C function is
+    not run: the driver compiles the program again, and reports it."""
+    from pycoro import rerun
+    from pycoro.options import Options
+    key = cache.object_key(rerun.KIND, hello.read_text(), hello.parent, Options())
+    cache.store_object(rerun.KIND, key, b"object code", {"frame_counter": "x", "externs": ["no_such_c_fn"]}, [])
+    assert cache.load_object(rerun.KIND, key) is not None
+    assert rerun.run_cached(str(hello), Options(), False) is None

@@ -309,3 +309,56 @@ def test_a_panic_while_closing_is_raised_by_close(panicky, capfd):
     with pytest.raises(ValueError):
         next(it)
     assert capfd.readouterr().out == "fragile: closing\n"
+
+
+# ---- C functions that do not exist (issue 19: the interpreter died of SIGSEGV)
+
+def test_a_missing_c_function_is_a_compile_error_not_a_crash():
+    source = "extern fn sqrtt(x: f64) -> f64;\nfn root(x: f64) -> f64 { return sqrtt(x); }\n"
+    with pytest.raises(pycoro.CompileError) as err:
+        pycoro.compile(source, name="m.pc", cache=False)
+    text = str(err.value)
+    assert "m.pc:1:11: error: cannot find the C function `sqrtt` in this process" in text
+    assert "m.pc:2:33: note: used here" in text and text.endswith("hint: did you mean `sqrt`?")
+    declared_only = pycoro.compile("extern fn sqrtt(x: f64) -> f64;\nfn one() -> i64 { return 1; }\n", cache=False)
+    assert declared_only.one() == 1
+
+
+USES_A_LIBRARY = """
+import ctypes, sys
+import pycoro
+if sys.argv[2] == "load":
+    ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
+try:
+    mod = pycoro.compile("extern fn cfun_add(a: i64, b: i64) -> i64;\\n"
+                         "fn twice(x: i64) -> i64 { return cfun_add(x, x); }\\n", name="c.pc")
+    print(mod.twice(21), mod._from_cache)
+except pycoro.CompileError as err:
+    print(err)
+"""
+
+
+def test_a_c_function_of_a_library_loaded_into_python(cache_dir, tmp_path):
+    """From Python, a C function is looked for in the process, where a library
+    loaded with RTLD_GLOBAL is found; a cached module that needs one this
+    process lacks is compiled again, to say so, rather than crash."""
+    import os
+    import subprocess
+    import sys
+
+    from pycoro.backend.link import c_compiler
+    cc = c_compiler()
+    if cc is None:
+        pytest.skip("no C compiler")
+    (tmp_path / "cfun.c").write_text("long cfun_add(long a, long b) { return a + b; }\n")
+    library = tmp_path / "libcfun.so"
+    subprocess.run([cc, "-shared", "-fPIC", str(tmp_path / "cfun.c"), "-o", str(library)], check=True)
+
+    def run(load: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", USES_A_LIBRARY, str(library), load], capture_output=True,
+                              text=True, env={**os.environ, "PYCORO_CACHE_DIR": str(cache_dir)})
+    assert [run("load").stdout for _ in range(2)] == ["42 False\n", "42 True\n"]
+    proc = run("no")
+    assert proc.returncode == 0, proc.stderr
+    assert "c.pc:1:11: error: cannot find the C function `cfun_add` in this process" in proc.stdout
+    assert "ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)" in proc.stdout
