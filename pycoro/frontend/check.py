@@ -425,7 +425,9 @@ class ProgramChecker:
             self.reporter.error(M.retcon_generic(decl.name), decl.name_span or span_of(decl))
 
     def _promise_type(self, t: PromiseT, use: Span) -> Type:
-        if has_vars(t):
+        if has_vars(t) or self.promise_state(t) in self._laying_out:
+            # (the second: named in its own promise state, `var child: ptr<Generator<T>>`;
+            # checked where that state's layout was asked for)
             return t
         held = [name for name, ft in self.struct_fields(self.promise_state(t))
                 if owns(ft, self.struct_fields)]
