@@ -29,7 +29,7 @@ from .record import replace
 from .middle import gpu, intrinsics
 from .middle.irgen import ModuleGen
 from .middle.coro import resume_cc
-from .middle.passes import inline_ramps, run_gpu_pipeline, run_pipeline
+from .middle.passes import inline_ramps, licm_promotion_safe, run_gpu_pipeline, run_pipeline
 from .middle.runtime import LIVE_FRAMES
 from .options import Options
 
@@ -143,10 +143,11 @@ class Compilation:
         module.data_layout = str(machine.target_data)
         _verify(module)
         level = self.options.opt_level if level is None else level
+        promote = licm_promotion_safe(self.checked)
         if self.gpu:
-            run_gpu_pipeline(module, machine, targets.native_machine(level), level)
+            run_gpu_pipeline(module, machine, targets.native_machine(level), level, promote)
         else:
-            run_pipeline(module, machine, level)
+            run_pipeline(module, machine, level, licm_promotion=promote)
         return module
 
     # ---- artefacts

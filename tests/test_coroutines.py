@@ -297,3 +297,53 @@ def test_a_stream_too_big_for_its_buffer_allocates_its_frame(pycoro, tmp_path):
     lowered = _emit(pycoro, tmp_path, source, "lowered", "-O2")
     # the frame (the array and the loop's state) does not fit Stream's 64 bytes
     assert re.search(r"call[^\n]*@(pc\.__pc_coro_alloc|malloc)\(i64 1[0-9]{2}\)", lowered)
+
+
+RECURSIVE_STREAM = """
+fn r(d: i64) -> Stream<i64> {
+    if d > 0 { for v in r(d - 1) { yield v + 1; } }
+    yield 0;
+}
+fn main() { for v in r(1) { print(v); } }
+"""
+
+
+def _function(ir_text: str, name: str) -> str:
+    """A function's definition in `--emit llvm`: its `define` line and body."""
+    start = re.search(rf'^define [^\n]*@"{re.escape(name)}"\(', ir_text, re.M).start()
+    return ir_text[start:ir_text.index("\n}\n", start)]
+
+
+def test_a_retcon_coroutine_calls_itself_through_a_plain_function(pycoro, tmp_path):
+    """Unsplit, a retcon coroutine has no `ret`: SCCP took a direct call of
+    itself for `undef` (issue 19). The call goes through `.recursive`, which is
+    not a coroutine, is never inlined, and calls the ramp through
+    llvm.coro.prepare.retcon."""
+    emitted = _emit(pycoro, tmp_path, RECURSIVE_STREAM, "llvm")
+    body = _function(emitted, "pc.r")
+    assert "llvm.coro.prepare.retcon" not in body
+    assert re.search(r'call \{ptr, i64\} @"pc\.r\.recursive"\(ptr %"retcon\.buffer", i64 %[^)]*\)', body)
+    helper = _function(emitted, "pc.r.recursive")
+    assert "noinline" in helper.splitlines()[0] and "presplitcoroutine" not in helper
+    assert re.search(r'call ptr @"llvm\.coro\.prepare\.retcon"\(\{ptr, i64\} \(ptr, i64\)\* @"pc\.r"\)', helper)
+
+
+WITH_IN_HELPER = """
+fn once(x: i64) -> Once<i64> { yield x; }
+fn with_once(a: i64) -> i64 { with o in once(a) { print(o); } return a; }
+fn via(a: i64) -> i64 { return with_once(a) + 1; }
+fn plain(a: i64) -> i64 { return a * 2; }
+fn g(p: i64) -> Generator<i64> { yield plain(p); yield with_once(p); yield via(p); }
+fn main() { for v in g(3) { print(v); } }
+"""
+
+
+def test_calls_that_could_inline_a_retcon_ramp_into_a_coroutine_stay_calls(pycoro, tmp_path):
+    """A split retcon ramp keeps its llvm.coro.begin until CoroCleanup: inlined
+    into a coroutine not yet split, LLVM aborted (issue 19). In a coroutine,
+    calls of functions that reach a ramp, directly or not, are `noinline`;
+    other calls are left to the inliner."""
+    body = _function(_emit(pycoro, tmp_path, WITH_IN_HELPER, "llvm"), "pc.g")
+    assert re.search(r'call i64 @"pc\.with_once"\(i64 %[^)]*\) noinline', body)
+    assert re.search(r'call i64 @"pc\.via"\(i64 %[^)]*\) noinline', body)
+    assert re.search(r'call i64 @"pc\.plain"\(i64 %[^)]*\)\n', body)

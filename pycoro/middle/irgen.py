@@ -319,6 +319,7 @@ class ModuleGen:
                 gpu.emulated_launcher(self.module, inst.decl.name, self.declare(inst), self.runtime("flush"))
             elif inst.decl.kind == "kernel":
                 gpu.kernel_entry(self.module, inst.decl.name, self.declare(inst), [t for _, t in inst.params])
+        retcon.keep_split_ramps_out(self.module)
         return self.module
 
     def _emit_needed(self, emitted: set[int]) -> None:

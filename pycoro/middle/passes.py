@@ -3,10 +3,35 @@ from __future__ import annotations
 
 import llvmlite.binding as llvm
 
+from ..frontend.program import CheckedProgram, IndirectCall
+
+
+def licm_promotion_safe(program: CheckedProgram) -> bool:
+    """Whether LICM may promote memory to registers in this program's loops.
+
+    Not where a function value is called (`f(v)` with `f: fn(…)`, as std/iter's
+    `map` and `filter` do). Scalar promotion replaces a load of such a pointer,
+    stored in the same loop (a coroutine frame elided into the loop keeps its
+    parameters there), with the stored function: the call becomes direct, to
+    a function that always returns, and so no longer "may not transfer
+    execution" to the next instruction; LICM does not tell its cached
+    analysis (InstructionPrecedenceTracking), and llvmlite's LLVM, built with
+    assertions, aborts the whole process when it next checks the cache:
+    `for i in 0..2 { print(sum(chain(map(range(0, 1), f), map(range(0, 1), f)))); }`
+    at -O2. A release build of LLVM would only keep a stale, conservative cache."""
+    return not any(isinstance(target, IndirectCall) for inst in program.functions
+                   for target in inst.calls.values())
+
+
+def _set_licm_promotion(enabled: bool) -> None:
+    # a process-wide LLVM option: each pipeline run sets it for itself
+    llvm.set_option("", f"-disable-licm-promotion={'false' if enabled else 'true'}")
+
 
 def run_pipeline(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, level: int,
-                 vectorize: bool = True) -> None:
+                 vectorize: bool = True, licm_promotion: bool = True) -> None:
     """`-O<level>`: LLVM's default module pipeline, through llvmlite's pass builder."""
+    _set_licm_promotion(licm_promotion)
     options = llvm.create_pipeline_tuning_options(speed_level=level)
     if not vectorize:
         options.loop_vectorization = False
@@ -16,7 +41,7 @@ def run_pipeline(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, lev
 
 
 def run_gpu_pipeline(module: llvm.ModuleRef, gpu_machine: llvm.TargetMachine,
-                     cpu_machine: llvm.TargetMachine, level: int) -> None:
+                     cpu_machine: llvm.TargetMachine, level: int, licm_promotion: bool = True) -> None:
     """`-O<level>` for a GPU module: the coroutines are lowered and their frames
     placed under a CPU's cost model, then the GPU's pipeline tunes the result.
 
@@ -27,8 +52,8 @@ def run_gpu_pipeline(module: llvm.ModuleRef, gpu_machine: llvm.TargetMachine,
     not depend on that. The first run does not vectorise: vector shapes are the
     GPU pipeline's to choose."""
     if level > 0:
-        run_pipeline(module, cpu_machine, level, vectorize=False)
-    run_pipeline(module, gpu_machine, level)
+        run_pipeline(module, cpu_machine, level, vectorize=False, licm_promotion=licm_promotion)
+    run_pipeline(module, gpu_machine, level, licm_promotion=licm_promotion)
 
 
 _SMALL_RAMP = 64   # instructions; a lazy generator's ramp, frame allocation inlined, has about 30

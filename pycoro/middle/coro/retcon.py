@@ -174,21 +174,82 @@ def create(fg, t: PromiseT, ramp: ir.Function, args: list[ir.Value], on_stack: b
         buffer.type = PTR
         flags = HEAP
     b.store(buffer, _field(b, mg, t, block, BUFFER))
-    prepared = b.call(intrinsics.declare(mg.module, "llvm.coro.prepare.retcon"), [ramp])
-    first = b.call(TypedCallee(prepared, ramp.function_type), [buffer] + args, name="first")
-    if fg.inst.is_coroutine:
-        # CoroSplit replaces every llvm.coro.prepare.retcon of the module as soon
-        # as it runs on any function, so the inliner may then meet this ramp still
-        # unsplit inside a coroutine that is not split yet either: two
-        # llvm.coro.begin in one coroutine, a fatal error. A call from a coroutine
-        # (an async fn's too) therefore stays a call (IPSCCP still propagates
-        # the first continuation).
-        first.attributes.add("noinline")
+    if ramp is fg.fn:   # a recursive call: see _recursive_start
+        first = b.call(_recursive_start(mg, ramp), [buffer] + args, name="first")
+    else:
+        prepared = b.call(intrinsics.declare(mg.module, "llvm.coro.prepare.retcon"), [ramp])
+        first = b.call(TypedCallee(prepared, ramp.function_type), [buffer] + args, name="first")
     store_step(b, mg, t, block, first)
     if abi_of(t) == "retcon_once":
         flags |= PRIMED
     b.store(I8(flags), _field(b, mg, t, block, FLAGS))
     return block
+
+
+def _recursive_start(mg, ramp: ir.Function) -> ir.Function:
+    """A retcon coroutine's call of itself, through a function that is not a coroutine:
+
+        define internal {ptr, V} @pc.r.recursive(ptr %buffer, params...) noinline {
+          %r = call {ptr, V} (llvm.coro.prepare.retcon(@pc.r))(ptr %buffer, params...)
+          ret {ptr, V} %r
+        }
+
+    CoroSplit replaces every llvm.coro.prepare.retcon of the module the first
+    time it runs, on the first function of the call graph's walk, so a direct
+    call of itself stands in the coroutine before it is split. Unsplit, a
+    retcon coroutine has no `ret` (each path ends in llvm.coro.end and
+    `unreachable`; CoroSplit makes the returns), so SCCP takes the result of
+    that call for `undef` and the first continuation is never stored: `for v
+    in r(d - 1)` inside `r` then ran an uninitialised continuation (a crash
+    at -O1 and above, or no values). Through this function, SCCP sees a call
+    whose result it does not know."""
+    name = f"{ramp.name}.recursive"
+    fn = mg.module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(mg.module, ramp.function_type, name)
+        fn.linkage = "internal"
+        fn.attributes.add("noinline")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        prepared = b.call(intrinsics.declare(mg.module, "llvm.coro.prepare.retcon"), [ramp])
+        b.ret(b.call(TypedCallee(prepared, ramp.function_type), list(fn.args)))
+    return fn
+
+
+def keep_split_ramps_out(module: ir.Module) -> None:
+    """Mark `noinline` every call, in a coroutine still to be split, that could
+    bring a retcon coroutine's ramp into it by inlining.
+
+    After CoroSplit, a retcon ramp still holds its llvm.coro.id.retcon(.once)
+    and llvm.coro.begin (CoroCleanup removes them at the end of the
+    pipeline). CoroSplit's analysis of a coroutine skips a switched-resume
+    coro.begin whose coro.id says it is split, but not a retcon one, so a ramp
+    inlined into an unsplit coroutine, directly or inside a function that
+    called it (`fn f(a) { with o in once(a) {…} }` called from a generator),
+    makes "coroutine should have exactly one defining @llvm.coro.begin", a
+    fatal error of the whole process. The calls that could: of a function
+    that calls a ramp, directly or through other functions, and every
+    indirect call (SCCP can make one direct, the ramp's own calls included).
+    Elsewhere ramps inline as before."""
+    prepare = module.globals.get("llvm.coro.prepare.retcon")
+    if prepare is None:
+        return
+    defined = [f for f in module.functions if f.blocks]
+    calls = {f.name: [i for block in f.blocks for i in block.instructions if isinstance(i, ir.CallInstr)]
+             for f in defined}
+    unsplit = [f for f in defined if "presplitcoroutine" in f.attributes]
+    plain = [f for f in defined if "presplitcoroutine" not in f.attributes]
+    starts: set[str] = set()
+    grew = True
+    while grew:   # a fixed point over the call graph
+        reach = {f.name for f in plain if f.name not in starts and any(
+            c.callee is prepare or (isinstance(c.callee, ir.Function) and c.callee.name in starts)
+            for c in calls[f.name])}
+        starts |= reach
+        grew = bool(reach)
+    for f in unsplit:
+        for c in calls[f.name]:
+            if not isinstance(c.callee, ir.Function) or c.callee.name in starts:
+                c.attributes.add("noinline")
 
 
 def _field(b, mg, t: PromiseT, block: ir.Value, index: int) -> ir.Value:
