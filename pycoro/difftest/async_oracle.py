@@ -44,7 +44,8 @@ pycoro/middle/coro/async_.py) makes it so:
    if it has (`__task_detach_dropping`).
 5. `yield_now()` queues the task at the tail and waits (`yield_now`): every
    task ready before it runs once first.
-6. `sleep(ms)` pushes a timer at `now() + max(ms, 0)` and waits (`sleep`).
+6. `sleep(ms)` pushes a timer at `now() + max(ms, 0)` and waits (`sleep`);
+   the sum wraps as i64 (so `sleep(i64 max)` after time 0 returns at once).
    Timers order by (deadline, order of the `sleep` calls) (`__Timer.seq`,
    `__before`). Only when the ready queue is empty does the loop take ONE
    timer, advance the clock to its deadline if that is later, and queue its
@@ -168,7 +169,8 @@ def now() -> int:
 
 async def sleep(ms: int) -> None:
     global _timer_seq
-    heapq.heappush(_timers, (_clock + max(ms, 0), _timer_seq, _current))
+    wake = (_clock + max(ms, 0) + 2**63) % 2**64 - 2**63   # i64 arithmetic wraps, in std/async too
+    heapq.heappush(_timers, (wake, _timer_seq, _current))
     _timer_seq += 1
     await _PARK
 
