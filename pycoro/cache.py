@@ -128,10 +128,11 @@ def host_id() -> str:
     except OSError:
         first_cpu = ""
     identity = [line for line in first_cpu.splitlines() if line.partition(":")[0].strip() in _CPU_IDENTITY]
+    chosen = os.environ.get("PYCORO_TARGET_CPU", "")   # backend/targets.py TARGET_CPU
     if not identity:
         from .backend.targets import host_description   # LLVM
-        return host_description()
-    return "\n".join([sys.platform, os.uname().machine, *identity])
+        return host_description() + chosen
+    return "\n".join([sys.platform, os.uname().machine, *identity, chosen])
 
 
 def _valid_entry(kind: str, entry_key: str) -> dict | None:

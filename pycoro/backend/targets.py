@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import os
 
 import llvmlite.binding as llvm
 
@@ -21,11 +22,19 @@ def _initialise_all() -> None:
     llvm.initialize_all_asmprinters()
 
 
+# PYCORO_TARGET_CPU=x86-64 (or x86-64-v3, znver4, …): native code for that CPU
+# instead of this one's, e.g. an executable for older machines, or one that
+# valgrind can run (it knows no AVX-512).
+TARGET_CPU = "PYCORO_TARGET_CPU"
+
+
 def native_machine(opt_level: int, jit: bool = False) -> llvm.TargetMachine:
     _initialise()
     target = llvm.Target.from_default_triple()
+    cpu = os.environ.get(TARGET_CPU)
+    features = "" if cpu else llvm.get_host_cpu_features().flatten()
     return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+        cpu=cpu or llvm.get_host_cpu_name(), features=features,
         opt=min(opt_level, 3), reloc="pic", codemodel="jitdefault" if jit else "default", jit=jit)
 
 
