@@ -13,7 +13,8 @@ import pytest
 
 from pycoro.difftest.async_oracle import Panic, channel, run, sleep, spawn
 
-# spawned tasks queue behind the spawner; yield_now; await of a done Join; an await that never suspends; main returning leaves tasks unrun
+# spawned tasks queue behind the spawner; yield_now; await of a done Join; an await that never
+# suspends; main returning leaves tasks unrun
 SPAWN_AND_YIELD_PC = r"""
 async fn say(name: str, n: i64) {
     for i in 0..n { print(name, i, now()); await yield_now(); }
@@ -83,7 +84,8 @@ async def main():
 run_main(main)
 """
 
-# equal deadlines in sleep order, one timer per empty ready queue; sleep(0) and negative; the timer heap; a due timer waits while a task keeps yielding
+# equal deadlines in sleep order, one timer per empty ready queue; sleep(0) and negative; the
+# timer heap; a due timer waits while a task keeps yielding
 TIMERS_PC = r"""
 async fn sl(name: str, ms: i64) {
     await sleep(ms);
@@ -224,7 +226,8 @@ async def main():
 run_main(main)
 """
 
-# blocked senders and receivers woken in order, barging, close with waiters and values left, close twice, Joins through a channel
+# blocked senders and receivers woken in order, barging, close with waiters and values left, close
+# twice, Joins through a channel
 CHANNELS_PC = r"""
 async fn sender(name: str, ch: Channel<i64>, base: i64, n: i64) {
     for i in 0..n {
@@ -374,7 +377,8 @@ async def main():
 run_main(main)
 """
 
-# the prelude's lazy Task<T>: runs when first awaited, its value again on a second await; block_on inside tasks
+# the prelude's lazy Task<T>: runs when first awaited, its value again on a second await; block_on
+# inside tasks
 TASK_BLOCK_ON_PC = r"""
 fn leaf(name: str, v: i64) -> Task<i64> {
     print("leaf start", name);
@@ -449,7 +453,8 @@ async def main():
 run_main(main)
 """
 
-# detached tasks' results destroyed; tasks left waiting lose their defers; values left in channels destroyed, newest channel first
+# detached tasks' results destroyed; tasks left waiting lose their defers; values left in channels
+# destroyed, newest channel first
 END_OF_MAIN_PC = r"""
 fn gen(name: str, n: i64) -> Generator<i64> {
     defer print("gen defer", name);
@@ -727,7 +732,8 @@ async def main():
 run_main(main)
 """
 
-# a deadline past the end of i64 wraps (now() + ms in std/async): pycoro's behaviour today, reported as a bug
+# a deadline past the end of i64 wraps (now() + ms in std/async): pycoro's behaviour today,
+# reported as a bug
 SLEEP_OVERFLOW_PC = r"""
 async fn other() { await sleep(3); print("other", now()); }
 async fn main() {

@@ -20,8 +20,9 @@ when its result holds a generator); `await sleep(ms)`, `await yield_now()`,
 twin that buffers its output, as oracle.py's prelude does with `_p`, passes
 its flush: `run_main(main, flush=_flush)`); `defer` ↔ `try`/`finally`.
 A failed recv's `value` is T's zero: `zero=` of `channel` (0 by default; a
-zero `str` prints as "(null)" in pycoro today). The prelude's `fn f(…) -> Task<T>` and
-`block_on(t)` ↔ `@taskfn async def f(…)` (or `task(coro)`) and `block_on(t)`.
+zero `str` prints as "(null)" in pycoro today). The prelude's
+`fn f(…) -> Task<T>` and `block_on(t)` ↔ `@taskfn async def f(…)` (or
+`task(coro)`) and `block_on(t)`.
 
 The rules, each where stdlib/async.pc (and the compiler's
 pycoro/middle/coro/async_.py) makes it so:
@@ -45,13 +46,14 @@ pycoro/middle/coro/async_.py) makes it so:
 5. `yield_now()` queues the task at the tail and waits (`yield_now`): every
    task ready before it runs once first.
 6. `sleep(ms)` pushes a timer at `now() + max(ms, 0)` and waits (`sleep`);
-   the sum wraps as i64 (so `sleep(i64 max)` after time 0 returns at once).
+   the sum wraps as i64 (so `sleep(i64 max)` at time 5 returns at once).
    Timers order by (deadline, order of the `sleep` calls) (`__Timer.seq`,
    `__before`). Only when the ready queue is empty does the loop take ONE
    timer, advance the clock to its deadline if that is later, and queue its
    task (`__sched_next`); so tasks woken at the same time run one after the
    other, each until it waits for something, and `sleep(0)` waits until no
-   task is ready, also behind tasks that become ready meanwhile. `now()` is
+   task is ready, also behind tasks that become ready meanwhile; a task
+   whose deadline has come waits as long as some task keeps yielding. `now()` is
    that virtual clock, 0 at the start (`now`, `__clock`).
 7. When the ready queue is empty and no timer is pending, while `main` has
    not returned: panic "deadlock: every task is waiting and no timer is
