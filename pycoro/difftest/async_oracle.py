@@ -46,15 +46,15 @@ pycoro/middle/coro/async_.py) makes it so:
 5. `yield_now()` queues the task at the tail and waits (`yield_now`): every
    task ready before it runs once first.
 6. `sleep(ms)` pushes a timer at `now() + max(ms, 0)` and waits (`sleep`);
-   the sum wraps as i64 (so `sleep(i64 max)` at time 5 returns at once).
+   a deadline beyond i64 is i64's largest value (not a wrap into the past).
    Timers order by (deadline, order of the `sleep` calls) (`__Timer.seq`,
-   `__before`). Only when the ready queue is empty does the loop take ONE
-   timer, advance the clock to its deadline if that is later, and queue its
-   task (`__sched_next`); so tasks woken at the same time run one after the
-   other, each until it waits for something, and `sleep(0)` waits until no
-   task is ready, also behind tasks that become ready meanwhile; a task
-   whose deadline has come waits as long as some task keeps yielding. `now()` is
-   that virtual clock, 0 at the start (`now`, `__clock`).
+   `__before`). Only when the ready queue is empty does the loop take the
+   first timer, advance the clock to its deadline if that is later, and queue
+   its task, then every other timer due by then, in their order
+   (`__sched_next`); so tasks woken at the same time take turns, and
+   `sleep(0)` waits until no task is ready, also behind tasks that become
+   ready meanwhile. `now()` is that virtual clock, 0 at the start (`now`,
+   `__clock`).
 7. When the ready queue is empty and no timer is pending, while `main` has
    not returned: panic "deadlock: every task is waiting and no timer is
    pending" (`__sched_next`), exit status 101.
@@ -171,7 +171,7 @@ def now() -> int:
 
 async def sleep(ms: int) -> None:
     global _timer_seq
-    wake = (_clock + max(ms, 0) + 2**63) % 2**64 - 2**63   # i64 arithmetic wraps, in std/async too
+    wake = min(_clock + max(ms, 0), 2**63 - 1)   # a deadline beyond i64 is its largest value
     heapq.heappush(_timers, (wake, _timer_seq, _current))
     _timer_seq += 1
     await _PARK
@@ -328,6 +328,8 @@ def run(main) -> int:
             wake, _, t = heapq.heappop(_timers)
             _clock = max(_clock, wake)
             _ready.append(t)
+            while _timers and _timers[0][0] <= _clock:   # every other timer due by then
+                _ready.append(heapq.heappop(_timers)[2])
         _abandoned.extend(_live)
         for ch in reversed(_channels):
             while ch.values:
