@@ -83,6 +83,11 @@ def in_source_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return sorted(diagnostics, key=key)
 
 
+class CompileWarning(UserWarning):
+    """A warning about a program that compiles (pycoro.compile issues it with
+    Python's `warnings`; the command line prints it on stderr)."""
+
+
 class CompileError(Exception):
     """Raised with every diagnostic of a failed compilation."""
 
@@ -105,7 +110,7 @@ def render(d: Diagnostic, color: bool = False) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
     where = f"{d.span}: " if d.span else ""
-    sev = paint(f"{d.severity}:", "1;31" if d.severity == "error" else "1;36")
+    sev = paint(f"{d.severity}:", {"error": "1;31", "warning": "1;33"}.get(d.severity, "1;36"))
     out = [f"{paint(where, '1')}{sev} {paint(d.message, '1')}"]
     out += _source_excerpt(d.span, color)
     for text, span in d.notes:
@@ -136,6 +141,15 @@ def print_diagnostics(diagnostics: list[Diagnostic]) -> None:
     errors = sum(d.severity == "error" for d in diagnostics)
     if errors > 1:
         print(f"{errors} errors", file=sys.stderr)
+
+
+def print_warnings(warnings: list[Diagnostic] | str) -> None:
+    """Warnings on stderr (a compilation's, or their text kept in the cache);
+    they do not change the exit status."""
+    if isinstance(warnings, str):
+        print(warnings, file=sys.stderr)
+    else:
+        print(render_all(warnings, sys.stderr.isatty()), file=sys.stderr)
 
 
 class Reporter:

@@ -19,8 +19,8 @@ import llvmlite.binding as llvm
 
 from . import cache, rerun
 from .backend import clib, jit, link, symbols, targets
-from .diagnostics import CompileError, Diagnostic, LeakError, Reporter, Span, decode_source
-from .frontend import ast, exports
+from .diagnostics import CompileError, Diagnostic, LeakError, Reporter, Span, decode_source, render_all
+from .frontend import ast, exports, recursion
 from .frontend.check import check_program
 from .frontend.program import CheckedProgram, DirectCall, FnInstance
 from .frontend.resolve import load, span_of
@@ -41,16 +41,20 @@ class InternalError(Exception):
 
 
 class Compilation:
-    def __init__(self, source: str, display: str, base_dir: Path, options: Options = Options()):
+    def __init__(self, source: str, display: str, base_dir: Path, options: Options = Options(), warn=None):
         self.source = source
         self.display = display
         self.base_dir = base_dir
         self.options = options
+        # Warnings (frontend/recursion.py) go to `warn(diagnostics)` as they are
+        # found, and to `warn(text)` again from a cache entry, where given.
+        self.warn = warn
+        self.warnings: list[Diagnostic] = []
         # what stays visible after linking the runtime (lower() adds the kernels)
         self.entry_points = {"main", LIVE_FRAMES, *(f"pc.{name}" for name in options.exports)}
 
     @classmethod
-    def from_file(cls, path: str, options: Options = Options()) -> "Compilation":
+    def from_file(cls, path: str, options: Options = Options(), warn=None) -> "Compilation":
         p = Path(path)
         try:
             data = p.read_bytes()
@@ -58,7 +62,7 @@ class Compilation:
             raise CompileError([Diagnostic(f"no such file: {path}", None)]) from None
         except OSError as err:
             raise CompileError([Diagnostic(f"cannot read {path}: {err}", None)]) from None
-        return cls(decode_source(data, path), path, p.resolve().parent, options)
+        return cls(decode_source(data, path), path, p.resolve().parent, options, warn)
 
     # ---- stages
     def parse(self) -> list[ast.Module]:
@@ -75,7 +79,20 @@ class Compilation:
         program = check_program(self.parse(), reporter, need_main, self.display, rules)
         reporter.check()
         self.checked = program
+        self._warn(recursion.warnings(program))
         return program
+
+    def _warn(self, found: list[Diagnostic]) -> None:
+        """Report warnings not reported before (a program may be checked twice)."""
+        new = [d for d in found if all((d.message, d.span) != (w.message, w.span) for w in self.warnings)]
+        self.warnings += new
+        if new and self.warn is not None:
+            self.warn(new)
+
+    @property
+    def warnings_text(self) -> str:
+        """The warnings as a cache entry keeps them, to show again when it is used."""
+        return render_all(self.warnings)
 
     def lower(self) -> str:
         """LLVM IR as the frontend emits it (`--emit llvm`)."""
@@ -212,8 +229,11 @@ class Compilation:
         def compile() -> tuple[bytes, dict]:
             module, machine = self.lowered(jit_mode=True)
             externs = self.require_externs("c")   # as `pycoro build` links: the two agree
-            return machine.emit_object(module), {"frame_counter": LIVE_FRAMES, "externs": externs}
-        code, meta, _ = self.cached_object(rerun.KIND, compile, use_cache, link_shared=True)
+            return machine.emit_object(module), {"frame_counter": LIVE_FRAMES, "externs": externs,
+                                                 "warnings": self.warnings_text}
+        code, meta, hit = self.cached_object(rerun.KIND, compile, use_cache, link_shared=True)
+        if hit and meta.get("warnings") and self.warn is not None:
+            self.warn(meta["warnings"])
         return rerun.run_object(code, meta, self.options, check_leaks)
 
     def load(self) -> jit.Loaded:
@@ -238,10 +258,13 @@ class Compilation:
             found, library = self.with_exports()
             module, machine = library.lowered(jit_mode=True)
             externs = library.require_externs("process")   # where the code will run
-            return machine.emit_object(module), {"exports": [e.to_json() for e in found], "externs": externs}
+            return machine.emit_object(module), {"exports": [e.to_json() for e in found], "externs": externs,
+                                                 "warnings": self.warnings_text}
         # an entry whose C functions this process lacks is compiled again, to say so
         code, meta, hit = self.cached_object("module", compile, use_cache,
                                              valid=lambda meta: symbols.all_defined(meta["externs"], "process"))
+        if hit and meta["warnings"] and self.warn is not None:
+            self.warn(meta["warnings"])
         return [exports.Export.from_json(e) for e in meta["exports"]], code, hit
 
     def require_externs(self, where: str) -> list[str]:
@@ -412,6 +435,8 @@ def _compile_runtime(source: str, path: Path) -> str:
         function = module.get_global(f"pc.{name}")
         function.attributes.add("noinline")
         function.attributes.add("optnone")
+    for name in _NEVER_INLINED:
+        module.get_global(f"pc.{name}").attributes.add("noinline")
     return str(module)
 
 
@@ -421,6 +446,11 @@ def _compile_runtime(source: str, path: Path) -> str:
 # program's float `print`s: most of compiling a small program. Its time is
 # that of snprintf, which optimising the code around the calls does not change.
 _NEVER_OPTIMISED = ("print_float",)
+
+
+# Runtime functions kept out of the C `main` they are called from once: finding
+# the stack's bounds (for the fault handler) is nothing to optimise.
+_NEVER_INLINED = ("find_stack",)
 
 
 def _parse_ir(text: str, name: str) -> llvm.ModuleRef:

@@ -19,10 +19,12 @@ import array
 import ctypes
 import itertools
 import sys
+import warnings
 import weakref
 from pathlib import Path
 
 from .backend import jit, targets
+from .diagnostics import CompileWarning, render_all
 from .driver import Compilation, Options
 from .frontend.exports import Export
 from .frontend.types import BOOL, VOID, FloatT, IntT, Type
@@ -51,14 +53,30 @@ C_TYPES = {**{f"i{b}": getattr(ctypes, f"c_int{b}") for b in (8, 16, 32, 64)},
 
 
 def compile(source: str, name: str = "<string>", opt_level: int = 2, cache: bool = True) -> "Module":
-    """Compile PyCoro source; raise `pycoro.CompileError` with its diagnostics.
+    """Compile PyCoro source; raise `pycoro.CompileError` with its diagnostics,
+    and issue a `pycoro.CompileWarning` per warning.
     `cache=False`: compile even if the on-disk cache has this program."""
-    return Module(Compilation(source, name, Path.cwd(), Options(opt_level=opt_level, need_main=False)), cache)
+    found: list = []
+    options = Options(opt_level=opt_level, need_main=False)
+    module = Module(Compilation(source, name, Path.cwd(), options, warn=found.append), cache)
+    _issue(found)
+    return module
 
 
 def compile_file(path: str | Path, opt_level: int = 2, cache: bool = True) -> "Module":
+    found: list = []
     options = Options(opt_level=opt_level, need_main=False)
-    return Module(Compilation.from_file(str(path), options), cache)   # a missing file is a CompileError
+    # a missing file is a CompileError
+    module = Module(Compilation.from_file(str(path), options, warn=found.append), cache)
+    _issue(found)
+    return module
+
+
+def _issue(found: list) -> None:
+    """Warnings as Python's: shown once per place in the caller's code, by default."""
+    for warning in found:
+        text = warning if isinstance(warning, str) else render_all(warning)
+        warnings.warn(text, CompileWarning, stacklevel=3)
 
 
 class PanicError(RuntimeError):

@@ -127,8 +127,9 @@ def options_for(opt: int = 2, target: str = "native", arch: str | None = None, a
 
 
 def compilation(file: str, options):
+    from .diagnostics import print_warnings
     from .driver import Compilation   # the whole compiler: imported only when needed
-    return Compilation.from_file(file, options)
+    return Compilation.from_file(file, options, warn=print_warnings)
 
 
 def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: bool = False,

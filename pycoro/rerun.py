@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import cache
 from .backend import inprocess, symbols
-from .diagnostics import LeakError
+from .diagnostics import LeakError, print_warnings
 from .options import Options
 
 KIND = "run"   # the driver's Compilation.run stores its entries under this kind
@@ -29,11 +29,19 @@ def run_cached(path: str, options: Options, check_leaks: bool) -> int | None:
     library = cache.load_shared(KIND, entry_key)
     loaded = inprocess.load_library(library[0], library[1]["frame_counter"]) if library else None
     if loaded is not None:
+        _warnings(library[1])
         return _status(*inprocess.call_main(*loaded), check_leaks)
     hit = cache.load_object(KIND, entry_key)
     if hit is None or not symbols.all_defined(hit[1].get("externs", ()), "process"):
         return None   # the driver compiles it again, and says which C function is missing
+    _warnings(hit[1])
     return run_object(*hit, options, check_leaks)
+
+
+def _warnings(meta: dict) -> None:
+    """The program's compile-time warnings, shown at every run, as cargo does."""
+    if meta.get("warnings"):
+        print_warnings(meta["warnings"])
 
 
 def run_object(code: bytes, meta: dict, options: Options, check_leaks: bool) -> int:

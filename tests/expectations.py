@@ -4,6 +4,7 @@
     // expect-status: N        its exit status (default 0; 1 when errors are expected)
     // expect-stderr: text     a line its stderr must contain (e.g. a panic)
     // expect-error: L:C: msg  a diagnostic at line L, column C
+    // expect-warning: L:C: msg  a warning at line L, column C (the compiler's; the program still runs)
 """
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ class Expectations:
     stdout: list[str] = field(default_factory=list)
     stderr: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     status: int = 0
 
 
-_PATTERN = re.compile(r"//\s*expect(-status|-stderr|-error)?:\s?(.*)$")
+_PATTERN = re.compile(r"//\s*expect(-status|-stderr|-error|-warning)?:\s?(.*)$")
 
 
 def read(path: Path) -> Expectations:
@@ -39,7 +41,8 @@ def read(path: Path) -> Expectations:
             exp.stderr.append(text)
         else:
             where, message = text.split(": ", 1)
-            exp.errors.append(f"{path.name}:{where}: error: {message}")
+            severity = kind[1:]
+            (exp.errors if severity == "error" else exp.warnings).append(f"{path.name}:{where}: {severity}: {message}")
     if explicit_status is not None:
         exp.status = explicit_status
     elif exp.errors:
@@ -47,11 +50,12 @@ def read(path: Path) -> Expectations:
     return exp
 
 
-def diagnostics(stderr: str) -> list[str]:
-    """The `file:line:col: error: message` lines of a compiler's stderr, file names shortened."""
+def diagnostics(stderr: str, severity: str = "error") -> list[str]:
+    """The `file:line:col: error: message` lines of a compiler's stderr (or
+    its warnings'), file names shortened."""
     out = []
     for line in stderr.splitlines():
-        m = re.match(r"(?:.*/)?([^/:]+\.pc:\d+:\d+: error: .*)$", line)
+        m = re.match(rf"(?:.*/)?([^/:]+\.pc:\d+:\d+: {severity}: .*)$", line)
         if m:
             out.append(m.group(1))
     return out

@@ -28,6 +28,7 @@ def test_run(path, pycoro):
         assert "Traceback" not in proc.stderr
     else:
         _check_output(proc, exp, path)
+    assert diagnostics(proc.stderr, "warning") == exp.warnings, proc.stderr
 
 
 @pytest.mark.parametrize("path", [p for p in PROGRAMS if not read(p).errors], ids=lambda p: p.stem)

@@ -49,7 +49,9 @@ def _link(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str, what: 
     with tempfile.TemporaryDirectory() as tmp:
         obj = os.path.join(tmp, "program.o")
         write_object(module, machine, obj)
-        result = subprocess.run([cc, *flags, obj, "-o", path, "-lm"], capture_output=True, text=True)
+        # -lpthread: the runtime finds its stack with pthread_getattr_np, in libc
+        # itself only since glibc 2.34 (the library is empty there)
+        result = subprocess.run([cc, *flags, obj, "-o", path, "-lm", "-lpthread"], capture_output=True, text=True)
     if result.returncode != 0:
         unwritable = re.search(r"cannot open output file .*?: (.+)", result.stderr)
         if unwritable:   # the driver words it as for every artefact (Compilation.build)
