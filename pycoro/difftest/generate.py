@@ -117,6 +117,8 @@ class Gen:
             options.append(ArrayT(self.int_type(), self.r.randint(2, 4)))
             if self.structs:
                 options.append(ArrayT(self.pick(self.structs), self.r.randint(2, 3)))
+            if self.chance(0.2):
+                options.append(ArrayT(ArrayT(self.int_type(), self.r.randint(2, 3)), 2))
             return self.pick(options)
         return self.scalar_type()
 
@@ -310,6 +312,12 @@ class Gen:
         for lay in self.layers:
             lay.declare(self)
         ret = "i32" if self.chance(0.2) else None
+        # A layer may make main different (the async layer: `async fn main()`):
+        # main_ret(g, ret) -> ret, enter_main(g) once main's context exists,
+        # main_decl(g, decl) -> decl.
+        hooks = [lay for lay in self.layers if hasattr(lay, "main_decl")]
+        for lay in hooks:
+            ret = lay.main_ret(self, ret)
         sig = FnSig("main", [], ret)
 
         def body(g: Gen) -> m.Block:
@@ -325,10 +333,15 @@ class Gen:
             return m.Block(stmts)
         outer, self.fn = self.fn, FnCtx(None, ret, callable=self.callable_from(None))
         try:
+            for lay in hooks:
+                lay.enter_main(self)
             main = body(self)
         finally:
             self.fn = outer
-        self.decls.append(m.FnDecl("main", [], ret, main))
+        decl = m.FnDecl("main", [], ret, main)
+        for lay in hooks:
+            decl = lay.main_decl(self, decl)
+        self.decls.append(decl)
         return m.Program(self.decls, self.layer, self.seed)
 
 

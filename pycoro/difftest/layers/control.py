@@ -98,17 +98,31 @@ def _agg_globals(g) -> None:
 
 # ---------------------------------------------------------------- statements
 
+def cond(g) -> m.Expr:
+    """A condition that depends on the program's state more often than not:
+    a variable (a loop's too) compared with a small literal, or any bool."""
+    ints = [v for v in g.visible() if is_int(v.ty)]
+    if ints and g.chance(0.6):
+        v = g.pick(ints)
+        var = m.Var(v.ty, v.name)
+        if g.chance(0.3):
+            return m.Binary(BOOL, g.pick(["==", "!="]), m.Binary(v.ty, "%", var, m.Lit(v.ty, g.pick([2, 3]))),
+                            m.Lit(v.ty, 0))
+        return m.Binary(BOOL, g.pick(["<", "<=", ">", ">=", "==", "!="]), var, g.literal(v.ty))
+    return g.expr(BOOL)
+
+
 def _if(g):
     if not g.can_nest():
         return None
-    cond = g.expr(BOOL)
+    test = cond(g)
     then = g.block(1, 3)
     roll = g.r.random()
     if roll < 0.4:
-        return m.If(cond, then)
+        return m.If(test, then)
     if roll < 0.8 or not g.can_nest():
-        return m.If(cond, then, g.block(1, 3))
-    return m.If(cond, then, _if(g) or g.block(1, 2))
+        return m.If(test, then, g.block(1, 3))
+    return m.If(test, then, _if(g) or g.block(1, 2))
 
 
 def _bound(g) -> int:
@@ -120,8 +134,7 @@ def _while(g):
         return None
     bound = _bound(g)
     counter = g.fresh("w")
-    cond = g.expr(BOOL)
-    return m.While(counter, bound, cond, g.block(1, 4, loop=True, mult=bound))
+    return m.While(counter, bound, cond(g), g.block(1, 4, loop=True, mult=bound))
 
 
 def _loop(g):
@@ -167,7 +180,7 @@ def _jump(g):
     jump = m.Break() if g.chance(0.5) else m.Continue()
     if g.chance(0.25):
         return jump
-    return m.If(g.expr(BOOL), m.Block([m.Print(g.fresh("j"), [g.expr(g.scalar_type(), ctx=False)]), jump]))
+    return m.If(cond(g), m.Block([m.Print(g.fresh("j"), [g.expr(g.scalar_type(), ctx=False)]), jump]))
 
 
 def _return(g):
@@ -175,7 +188,7 @@ def _return(g):
     if f.in_defer or f.depth == 0:
         return None
     value = g.expr(f.ret) if f.ret is not None else None
-    return m.If(g.expr(BOOL), m.Block([m.Print(g.fresh("r"), []), m.Return(value)]))
+    return m.If(cond(g), m.Block([m.Print(g.fresh("r"), []), m.Return(value)]))
 
 
 def _defer(g):
