@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from pycoro.difftest import LAYERS, generate
-from pycoro.difftest.generate import KNOWN_BUGS
 from pycoro.difftest.cli import save
+from pycoro.difftest.generate import KNOWN_BUGS
 from pycoro.difftest.reduce import reduce
 from pycoro.difftest.runner import Runner, exe_for
 
@@ -63,12 +63,12 @@ def _oracle_output(program) -> list[str]:
     def panic(msg):
         raise _Panic(msg)
     try:
-        exec(compile(program.py(), "oracle", "exec"), ns)
+        exec(compile(program.py(), "oracle", "exec"), ns)  # noqa: S102 - our own generated oracle
         ns["_panic"], ns["_flush"] = panic, lambda: None
         ns["main"]()
     except _Panic:
         pass
-    except Exception:   # a reduction that broke the program (a name it dropped)
+    except Exception:  # noqa: BLE001 - a reduction that broke the program (a name it dropped)
         return []
     return "".join(ns["_out"]).splitlines()
 

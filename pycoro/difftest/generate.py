@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass, field
 
 from . import model as m
-from .types import BOOL, INT_TYPES, ArrayT, StructT, is_aggregate, is_int, min_max
+from .types import BOOL, INT_TYPES, ArrayT, StructT, is_aggregate, min_max
 
 # Compiler bugs found and not yet fixed: the generator steers clear of each
 # one named in `avoid` (the CLI's --avoid-known, the fixed-seed test), so that
@@ -64,7 +64,7 @@ class FnCtx:
 class Gen:
     def __init__(self, seed: int, layer: str, avoid=frozenset()):
         self.seed, self.layer, self.avoid = seed, layer, frozenset(avoid)
-        from .layers import chain   # the layers import this module
+        from .layers import chain  # the layers import this module
         self.r = random.Random(f"{layer}:{seed}")
         self.layers = chain(layer)
         self.decls: list = []
@@ -318,8 +318,6 @@ class Gen:
         hooks = [lay for lay in self.layers if hasattr(lay, "main_decl")]
         for lay in hooks:
             ret = lay.main_ret(self, ret)
-        sig = FnSig("main", [], ret)
-
         def body(g: Gen) -> m.Block:
             g.fn.sig = None
             stmts = []

@@ -69,7 +69,7 @@ class Runner:
 
     def _run(self, argv, cwd) -> tuple[int | None, str, str]:
         try:
-            p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=self.timeout,
+            p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=self.timeout, check=False,
                                env=self.env, errors="replace")
         except subprocess.TimeoutExpired:
             return None, "", ""

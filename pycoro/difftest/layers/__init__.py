@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Callable
+from collections.abc import Callable
 
-LAYERS: dict[str, "Layer"] = {}
+LAYERS: dict[str, Layer] = {}
 
 
 class Layer:
