@@ -33,6 +33,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=30, help="seconds per compile or run")
     ap.add_argument("--avoid-known", action="store_true",
                     help=f"do not generate the known compiler bugs ({', '.join(KNOWN_BUGS)})")
+    ap.add_argument("--no-fork-server", action="store_true",
+                    help="start a fresh `python -m pycoro` for every compile (slower; the fork server imports it once)")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args(argv)
     layers = [x for x in args.layers.split(",") if x]
@@ -40,7 +42,7 @@ def main(argv=None) -> int:
         if name not in LAYERS:
             ap.error(f"unknown layer {name!r} (known: {', '.join(sorted(LAYERS))})")
 
-    runner = Runner(args.timeout, avoid=KNOWN_BUGS if args.avoid_known else ())
+    runner = Runner(args.timeout, avoid=KNOWN_BUGS if args.avoid_known else (), fork_server=not args.no_fork_server)
     tasks = [(layer, seed, exe_for(seed, args.exe_share)) for layer in layers
              for seed in range(args.seed, args.seed + args.n)]
     start = time.perf_counter()

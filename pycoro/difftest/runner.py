@@ -9,6 +9,9 @@ traceback), a refusal of the (well-typed) program, or a timeout is a failure
 too.
 
 Programs run in parallel (`jobs` threads, each waiting on its subprocesses);
+each thread runs pycoro through a fork server of its own (forkserver.py: the
+compiler imported once, each command line in a fork) unless `fork_server`
+is False;
 `pycoro run`'s cache goes to a directory of the run's own (random programs
 never repeat, and the user's cache should not fill with them).
 """
@@ -19,11 +22,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .forkserver import ForkServer
 from .generate import generate
 
 CONFIGS = {
@@ -57,15 +62,32 @@ class Result:
 
 
 class Runner:
-    def __init__(self, timeout: float = 30.0, cache_dir: str | None = None, avoid=frozenset()):
-        self.timeout, self.avoid = timeout, frozenset(avoid)
+    def __init__(self, timeout: float = 30.0, cache_dir: str | None = None, avoid=frozenset(),
+                 fork_server: bool = True):
+        self.timeout, self.avoid, self.fork_server = timeout, frozenset(avoid), fork_server
+        self._local = threading.local()
+        self._servers: list[ForkServer] = []
+        self._lock = threading.Lock()
         self._own_cache = cache_dir is None
         self.cache_dir = cache_dir or tempfile.mkdtemp(prefix="pycoro-difftest-cache-")
         self.env = {**os.environ, "PYCORO_CACHE_DIR": self.cache_dir, "PYTHONUNBUFFERED": "1"}
 
     def close(self) -> None:
+        for server in self._servers:
+            server.close()
         if self._own_cache:
             shutil.rmtree(self.cache_dir, ignore_errors=True)
+
+    def _pycoro(self, argv, cwd) -> tuple[int | None, str, str]:
+        """`pycoro ARGV`: through this thread's fork server, or a fresh process."""
+        if not self.fork_server:
+            return self._run([sys.executable, "-m", "pycoro", *argv], cwd)
+        server = getattr(self._local, "server", None)
+        if server is None:
+            server = self._local.server = ForkServer(self.env)
+            with self._lock:
+                self._servers.append(server)
+        return server.run(argv, cwd, self.timeout)
 
     def _run(self, argv, cwd) -> tuple[int | None, str, str]:
         try:
@@ -92,9 +114,8 @@ class Runner:
             return failures
 
     def _config(self, config: str, tmp: str, want) -> list[Failure]:
-        pycoro = [sys.executable, "-m", "pycoro"]
         if config == "exe":
-            status, out, err = self._run(pycoro + CONFIGS[config] + ["prog.pc", "-o", "prog.exe"], tmp)
+            status, out, err = self._pycoro(CONFIGS[config] + ["prog.pc", "-o", "prog.exe"], tmp)
             bad = _compiler_failure(config, status, err)
             if bad or status != 0:
                 return [bad or Failure(config, "rejected", err[-2000:])]
@@ -104,7 +125,7 @@ class Runner:
             if status < 0:
                 return [Failure(config, "crash", f"signal {-status}\n{err[-2000:]}")]
         else:
-            status, out, err = self._run(pycoro + CONFIGS[config] + ["prog.pc"], tmp)
+            status, out, err = self._pycoro(CONFIGS[config] + ["prog.pc"], tmp)
             bad = _compiler_failure(config, status, err)
             if bad:
                 return [bad]
