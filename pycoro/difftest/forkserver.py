@@ -79,9 +79,9 @@ def _child(req) -> None:
 
 
 def serve() -> None:
-    import pycoro.driver   # noqa: F401 - the point: imported once, in every fork
-    import pycoro.launch   # noqa: F401
-    import pycoro.rerun    # noqa: F401
+    import pycoro.driver
+    import pycoro.launch
+    import pycoro.rerun  # noqa: F401
     for line in sys.stdin:
         req = json.loads(line)
         pid = os.fork()
