@@ -81,8 +81,9 @@ def _issue(found: list) -> None:
 
 class PanicError(RuntimeError):
     """A panic in compiled code called from Python (an index out of bounds,
-    a division by zero, `assert`, `panic`): the message is the panic's, with
-    its position (`division by zero at gen.pc:3:12`)."""
+    a division by zero, `assert`, `panic`, a stack overflow): the message is
+    the panic's, with its position where it has one (`division by zero at
+    gen.pc:3:12`)."""
 
 
 class Module:

@@ -364,3 +364,51 @@ def test_a_c_function_of_a_library_loaded_into_python(cache_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "c.pc:1:11: error: cannot find the C function `cfun_add` in this process" in proc.stdout
     assert "ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)" in proc.stdout
+
+
+# ---- faults in compiled code called from Python (issue 19)
+
+FAULTS = """
+fn deep(n: i64) -> i64 { var pad: [i64; 64]; pad[n % 64] = n; return deep(n + 1) + pad[(n + 1) % 64]; }
+fn read(address: i64) -> i64 { let p = address as ptr<i64>; return p[0]; }
+fn ok(n: i64) -> i64 { return n + 1; }
+fn deeper(n: i64) -> Generator<i64> { yield n; yield deep(n); }
+"""
+
+
+def test_a_stack_overflow_or_a_bad_pointer_is_a_panic_error_not_a_crash(recwarn):
+    mod = pycoro.compile(FAULTS, name="faults.pc", cache=False)
+    with pytest.raises(pycoro.PanicError, match=r"^stack overflow \(a recursion too deep, or without end\)$"):
+        mod.deep(0)
+    with pytest.raises(pycoro.PanicError, match=r"^segmentation fault \(an invalid pointer\)$"):
+        mod.read(16)
+    assert mod.ok(1) == 2
+    it = mod.deeper(5)
+    assert next(it) == 5
+    with pytest.raises(pycoro.PanicError, match="stack overflow"):
+        next(it)
+    with pytest.raises(pycoro.PanicError, match="stack overflow"):
+        mod.deep(0)   # again: the signal stack and the handler are set up afresh
+
+
+HOST_HANDLER_AFTER_A_FAULT = """
+import ctypes, faulthandler, warnings
+import pycoro
+faulthandler.enable()
+warnings.simplefilter("ignore")
+mod = pycoro.compile(FAULTS, name="faults.pc", cache=False)
+try:
+    mod.deep(0)
+except pycoro.PanicError as err:
+    print(err, flush=True)
+ctypes.string_at(16)   # a fault of Python's own: faulthandler's again
+"""
+
+
+def test_the_hosts_fault_handler_is_back_after_a_call():
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-c", f"FAULTS = {FAULTS!r}\n{HOST_HANDLER_AFTER_A_FAULT}"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout == "stack overflow (a recursion too deep, or without end)\n", proc.stderr
+    assert proc.returncode == -11 and "Fatal Python error: Segmentation fault" in proc.stderr
