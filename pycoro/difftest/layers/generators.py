@@ -1,0 +1,1089 @@
+"""Layer `generators`: `Generator<T>` functions (T an integer type, bool, a
+struct or an array) and the ways a program drives, moves and destroys them.
+
+Generated: generator functions whose bodies are the usual random statements
+plus `yield`, `co_return v;` / `co_return;` (also inside `if`s and loops),
+`yield from` of calls, of std/iter pipelines and of moved handles (as a
+statement and as `let x = yield from …;`, whose value is the inner
+generator's `co_return` value or T's zero value), a recursive generator
+delegating to itself (depth 0..4, sometimes with the `if n <= 0 {
+co_return; }` base case that pycoro compiles without a frame), generators
+that take a generator as a parameter (they own it); `for v in f(…)` over a
+temporary (destroyed at the end of the loop, also on break/continue/return),
+`for v in g` over a variable (advanced in place, not destroyed);
+`var g = f(…);` driven by hand (`g.next()`, `g.value()` after a `next()`,
+also after the end where it is the result, `g.done()`, a bounded drain);
+laziness (nothing runs before the first `next()`); moves of handles into
+`let h = g;`, into plain functions that consume them, into std/iter
+adapters, into `yield from`, out of functions that return them; reassigning
+a handle variable (the old coroutine is destroyed after the new value is
+computed); destruction of suspended generators with pending `defer`s at the
+end of the owner's scope; std/iter (`range`, `count` under `take`/`zip`,
+`map`/`filter` with function values, `take`, `zip`, `enumerate`, `chain`,
+`sum`).
+
+The oracle: Python generators. `_Gen` wraps one with PyCoro's handle
+protocol (`next`/`value`/`done`; the result after the end; `next` after the
+end keeps returning False); a PyCoro `defer` is a try/finally, and every
+point where PyCoro destroys a coroutine is an explicit `close()` (Python's
+own GC timing would differ): the end of the owning variable's block (a
+`HandleLet` is a `Defer` whose finally closes it), the end of a `for` over
+a temporary, a reassignment, the end of a function that owns a handle
+parameter; closing a generator that never started closes the handles it
+was given (a PyCoro frame that never ran destroys its parameters, last
+first). A move is `(x, x := None)[0]`, so the closes of the scope that
+lost the handle do nothing. `yield from` is `yield from _yf(w)`, which gives
+the inner generator's result (or the zero value) and yields nothing for one
+that has ended, as docs/decisions.md says.
+
+Deliberately not generated: `value()` before the first `next()` (the
+promise's `current` is not specified then), `resume()` of a finished
+coroutine (a panic by design, not a value), handles in globals, structs,
+arrays or as yielded values (not supported yet: docs/coroutines.md),
+`count` outside `take`/`zip` (it never ends), `Stream`/`Once`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import model as m
+from ..generate import FnSig, VarInfo
+from ..types import BOOL, ArrayT, StructT, is_aggregate, is_int, is_scalar, zero_py
+from . import Layer, register
+from .arith import calls
+
+IND = m.IND
+
+
+# ---------------------------------------------------------------- types
+
+@dataclass(frozen=True)
+class HandleT:
+    """An owning coroutine handle: `Generator<T>` (or another promise's)."""
+    elem: object
+    promise: str = "Generator"
+
+    def __str__(self) -> str:
+        return f"{self.promise}<{self.elem}>"
+
+
+def pair_t(a, b) -> StructT:
+    return StructT(f"Pair<{a}, {b}>", (("first", a), ("second", b)))
+
+
+def is_handle(t) -> bool:
+    return isinstance(t, HandleT)
+
+
+# ---------------------------------------------------------------- nodes
+
+@dataclass
+class GenCall(m.Expr):
+    """A call that makes a coroutine: a generator function, an std/iter
+    combinator or a plain function returning a handle (`make`: Python calls
+    it as is)."""
+    ty: HandleT
+    fn: str
+    args: list
+    pyfn: str = ""
+    make: bool = False
+
+    def pc(self) -> str:
+        return f"{self.fn}({', '.join(a.pc() for a in self.args)})"
+
+    def py(self) -> str:
+        args = ", ".join(a.val() for a in self.args)
+        if self.make:
+            return f"{self.pyfn or self.fn}({args})"
+        return f"_mk({self.pyfn or self.fn}, {zero_py(self.ty.elem)}{', ' if args else ''}{args})"
+
+    def pure(self) -> bool:
+        return False
+
+
+@dataclass
+class SumCall(m.Expr):
+    ty: object
+    arg: m.Expr
+
+    def pc(self) -> str:
+        return f"sum({self.arg.pc()})"
+
+    def py(self) -> str:
+        return f"_it_sum({self.arg.py()}, 0, _{self.ty})"
+
+    def pure(self) -> bool:
+        return False
+
+
+@dataclass
+class FnRef(m.Expr):
+    ty: str
+    name: str
+
+    def pc(self) -> str:
+        return self.name
+
+    def py(self) -> str:
+        return self.name
+
+
+@dataclass
+class MoveVar(m.Expr):
+    """A handle variable moved out (an argument, an initialiser, a result):
+    in Python the variable is emptied, so its scope's close does nothing."""
+    ty: HandleT
+    name: str
+
+    def pc(self) -> str:
+        return self.name
+
+    def py(self) -> str:
+        return f"({self.name}, {self.name} := None)[0]"
+
+    def pure(self) -> bool:
+        return False
+
+
+@dataclass
+class HMethod(m.Expr):
+    """`h.next()`, `h.value()`, `h.done()`, `h.send(v)` on a handle variable."""
+    ty: object
+    name: str
+    method: str
+    args: list = field(default_factory=list)
+
+    def pc(self) -> str:
+        return f"{self.name}.{self.method}({', '.join(a.pc() for a in self.args)})"
+
+    def py(self) -> str:
+        if self.method == "done":
+            return f"{self.name}.done"
+        return f"{self.name}.{self.method}({', '.join(a.val() for a in self.args)})"
+
+    def pure(self) -> bool:
+        return False
+
+
+@dataclass
+class YieldFrom(m.Expr):
+    ty: object
+    src: m.Expr
+
+    def pc(self) -> str:
+        return f"yield from {self.src.pc()}"
+
+    def py(self) -> str:
+        return f"(yield from _yf({self.src.py()}))"
+
+    def pure(self) -> bool:
+        return False
+
+
+@dataclass
+class YieldStmt(m.Stmt):
+    e: m.Expr
+
+    def pc(self, ind: str) -> list[str]:
+        return [f"{ind}yield {self.e.pc()};"]
+
+    def py(self, ind: str) -> list[str]:
+        return [f"{ind}yield {self.e.val()}"]
+
+
+@dataclass
+class CoReturn(m.Stmt):
+    value: m.Expr | None = None
+
+    def pc(self, ind: str) -> list[str]:
+        return [f"{ind}co_return {self.value.pc()};" if self.value is not None else ind + "co_return;"]
+
+    def py(self, ind: str) -> list[str]:
+        return [f"{ind}return {self.value.val()}" if self.value is not None else ind + "return"]
+
+    def ends(self) -> bool:
+        return True
+
+
+@dataclass
+class Closer(m.Stmt):
+    """What the finally of a HandleLet does: destroy the handle (if still there)."""
+    name: str
+
+    def pc(self, ind: str) -> list[str]:
+        return []
+
+    def py(self, ind: str) -> list[str]:
+        return [f"{ind}_close({self.name})"]
+
+
+@dataclass
+class HandleLet(m.Defer):
+    """`var h = e;` of a handle: destroyed at the end of its block (a Defer
+    whose Python binds the handle before the try and closes it in the finally)."""
+    name: str = ""
+    ty: object = None
+    init: m.Expr | None = None
+    mutable: bool = True
+    annotate: bool = False
+
+    def pc(self, ind: str) -> list[str]:
+        t = f": {self.ty}" if self.annotate else ""
+        return [f"{ind}{'var' if self.mutable else 'let'} {self.name}{t} = {self.init.pc()};"]
+
+    def py_head(self, ind: str) -> list[str]:
+        return [f"{ind}{self.name} = {self.init.py()}"]
+
+
+@dataclass
+class HAssign(m.Stmt):
+    """`h = e;`: the old coroutine is destroyed once e is computed."""
+    name: str
+    value: m.Expr
+
+    def pc(self, ind: str) -> list[str]:
+        return [f"{ind}{self.name} = {self.value.pc()};"]
+
+    def py(self, ind: str) -> list[str]:
+        return [f"{ind}{self.name} = _reassign({self.name}, {self.value.py()})"]
+
+
+@dataclass
+class ForH(m.Stmt):
+    """`for v in src { body }` over a coroutine: a temporary is destroyed when
+    the loop ends (any way), a variable is advanced in place and kept."""
+    var: str
+    src: m.Expr
+    body: m.Block
+    tmp: str = ""
+
+    def pc(self, ind: str) -> list[str]:
+        return [f"{ind}for {self.var} in {self.src.pc()} {{"] + m.pc_stmts(self.body.body, ind + IND) + [ind + "}"]
+
+    def py(self, ind: str) -> list[str]:
+        if isinstance(self.src, m.Var):
+            it, inner = self.src.name, ind
+            head = []
+        else:
+            it, inner = self.tmp, ind + IND
+            head = [f"{ind}{self.tmp} = {self.src.py()}", f"{ind}try:"]
+        loop = ([f"{inner}while {it}.next():", f"{inner}{IND}{self.var} = {it}.value()"]
+                + m.py_stmts(self.body.body, inner + IND))
+        if not head:
+            return loop
+        return head + loop + [f"{ind}finally:", f"{ind}{IND}{self.tmp}.close()"]
+
+
+@dataclass
+class CoFnDecl(m.FnDecl):
+    """A function whose Python twin is a generator (`coroutine`) and/or owns
+    handle parameters (closed when it ends, last first)."""
+    coroutine: bool = False
+
+    def py_lines(self, globals_: list[str]) -> list[str]:
+        params = [n for n, _ in self.params]
+        out = [f"def {self.py_name()}({', '.join(params)}):"]
+        if globals_:
+            out.append(f"{IND}global {', '.join(globals_)}")
+        if self.coroutine:
+            out += [f"{IND}if False:", f"{IND}{IND}yield"]
+        owned = [n for n, t in self.params if is_handle(t)]
+        ind = IND
+        for _ in owned:
+            out.append(ind + "try:")
+            ind += IND
+        out += m.py_stmts(self.body.body, ind)
+        for n in reversed(owned):
+            ind = ind[:-len(IND)]
+            out += [ind + "finally:", f"{ind}{IND}_close({n})"]
+        return out
+
+
+SUPPORT_PY = '''
+import inspect as _inspect
+
+
+class _Gen:
+    """A PyCoro owning handle around a Python generator."""
+
+    def __init__(self, gen, zero, owned):
+        self.gen, self.zero, self.cur, self.done, self.owned = gen, zero, zero, False, owned
+
+    def started(self):
+        return _inspect.getgeneratorstate(self.gen) != "GEN_CREATED"
+
+    def next(self):
+        return self.send(None)
+
+    def send(self, v):
+        if self.done:
+            return False
+        try:
+            self.cur = self.gen.send(v if self.started() else None)
+            return True
+        except StopIteration as e:
+            self.done = True
+            self.cur = self.zero if e.value is None else e.value
+            return False
+
+    def value(self):
+        return _cp(self.cur)
+
+    def close(self):
+        fresh = not self.started()
+        self.gen.close()
+        if fresh:   # a frame that never ran destroys its parameters, last first
+            owned, self.owned = self.owned, ()
+            for w in reversed(owned):
+                _close(w)
+
+
+def _mk(fn, zero, *args):
+    return _Gen(fn(*args), zero, tuple(a for a in args if type(a) is _Gen))
+
+
+def _close(w):
+    if w is not None:
+        w.close()
+
+
+def _reassign(old, new):
+    _close(old)
+    return new
+
+
+def _yf(w):
+    """`yield from w`: what w has left; its result (the zero value without one)."""
+    try:
+        if w.done:
+            return _cp(w.cur)
+        r = yield from w.gen
+        w.done = True
+        return w.zero if r is None else r
+    finally:
+        w.close()
+
+
+def _it_range(lo, hi):
+    i = lo
+    while i < hi:
+        yield i
+        i = _i64(i + 1)
+
+
+def _it_count(start):
+    i = start
+    while True:
+        yield i
+        i = _i64(i + 1)
+
+
+def _it_map(g, f):
+    try:
+        while g.next():
+            yield f(g.value())
+    finally:
+        _close(g)
+
+
+def _it_filter(g, keep):
+    try:
+        while g.next():
+            v = g.value()
+            if keep(_cp(v)):
+                yield v
+    finally:
+        _close(g)
+
+
+def _it_take(g, n):
+    try:
+        if n <= 0:
+            return
+        taken = 0
+        while g.next():
+            yield g.value()
+            taken += 1
+            if taken >= n:
+                return
+    finally:
+        _close(g)
+
+
+def _it_zip(a, b):
+    try:
+        try:
+            while a.next() and b.next():
+                yield {"first": a.value(), "second": b.value()}
+        finally:
+            _close(b)
+    finally:
+        _close(a)
+
+
+def _it_enumerate(g):
+    try:
+        i = 0
+        while g.next():
+            yield {"first": i, "second": g.value()}
+            i += 1
+    finally:
+        _close(g)
+
+
+def _it_chain(a, b):
+    try:
+        try:
+            while a.next():
+                yield a.value()
+            while b.next():
+                yield b.value()
+        finally:
+            _close(b)
+    finally:
+        _close(a)
+
+
+def _it_sum(g, total, wrap):
+    try:
+        while g.next():
+            total = wrap(total + g.value())
+        return total
+    finally:
+        _close(g)
+'''
+
+
+@dataclass
+class Support(m.Decl):
+    """`import "std/iter";` and the oracle's coroutine helpers."""
+    extra_pc: list = field(default_factory=list)
+
+    def pc(self) -> list[str]:
+        return ['import "std/iter";'] + self.extra_pc
+
+    def py(self) -> list[str]:
+        return SUPPORT_PY.split("\n")
+
+
+# ---------------------------------------------------------------- state
+
+@dataclass
+class CoSig:
+    name: str
+    params: list          # [(name, type)]
+    ty: HandleT           # what a call makes
+    cost: int = 1
+    recursive: bool = False
+    make: bool = False    # a plain function returning a handle
+
+
+def _state(g):
+    """The layer's registries on the generator (made on first use)."""
+    st = g.__dict__.get("_gens_state")
+    if st is None:
+        st = g.__dict__["_gens_state"] = {"cos": [], "users": [], "mappers": [], "preds": []}
+    return st
+
+
+def _fstate(g) -> dict:
+    """Per function: handle variables' loop depth at declaration, moved ones."""
+    f = g.fn
+    if not hasattr(f, "handles"):
+        f.handles = {}
+        f.moved = set()
+        f.busy = set()   # iterated by an enclosing `for`: not moved or reassigned in its body
+    return f.__dict__
+
+
+def co_kind(g):
+    """The promise of the coroutine being generated ('Generator', 'Coro') or None."""
+    return getattr(g.fn, "co_kind", None) if g.fn is not None else None
+
+
+def live_handles(g, promise="Generator", elem=None, mutable=False):
+    st = _fstate(g)
+    return [v for v in g.visible() if is_handle(v.ty) and v.ty.promise == promise and v.name not in st["moved"]
+            and (elem is None or v.ty.elem == elem) and (v.mutable or not mutable)]
+
+
+def movable(g, v) -> bool:
+    st = _fstate(g)
+    return not g.fn.in_defer and st["handles"].get(v.name, -1) == g.fn.loops and v.name not in st["busy"]
+
+
+def move(g, v) -> MoveVar:
+    _fstate(g)["moved"].add(v.name)
+    return MoveVar(v.ty, v.name)
+
+
+def elem_type(g):
+    roll = g.r.random()
+    if roll < 0.55:
+        return g.int_type() if g.chance(0.6) else "i64"
+    if roll < 0.65:
+        return BOOL
+    if roll < 0.9 and g.structs:
+        return g.pick(g.structs)
+    return ArrayT(g.int_type(), g.r.randint(2, 3))
+
+
+def _cost_ok(g, cost) -> bool:
+    from ..generate import COST_CAP
+    return g.fn.cost + g.fn.mult * cost < COST_CAP
+
+
+def _small(g, lo=-1, hi=5) -> m.Lit:
+    return m.Lit("i64", g.r.randint(lo, hi))
+
+
+# ---------------------------------------------------------------- coroutine expressions
+
+def gen_expr(g, elem, depth=0, allow_move=True):
+    """A temporary `Generator<elem>` (a call, an std/iter pipeline, a moved
+    variable, a function that returns one), or None."""
+    st = _state(g)
+    options = []
+    cos = [s for s in st["cos"] if s.ty.elem == elem and s.ty.promise == "Generator" and _cost_ok(g, s.cost)]
+    if cos:
+        options.append((5, "call"))
+    if elem == "i64":
+        options.append((2, "range"))
+        options.append((1, "take_count"))
+    if depth < 2:
+        options.append((1.5, "take"))
+        options.append((1, "chain"))
+        if any(t == elem for _, _, t in st["mappers"]):
+            options.append((1.2, "map"))
+        if any(t == elem for _, t in st["preds"]):
+            options.append((1.2, "filter"))
+    movables = [v for v in live_handles(g, elem=elem) if movable(g, v)] if allow_move else []
+    if movables:
+        options.append((1.5, "move"))
+    if not options:
+        return None
+    kind = g.weighted(options)
+    ty = HandleT(elem)
+    if kind == "call":
+        s = g.pick(cos)
+        g.fn.cost += g.fn.mult * s.cost
+        args = []
+        for _, t in s.params:
+            if is_handle(t):
+                a = gen_expr(g, t.elem, depth + 1, allow_move)
+                if a is None:
+                    return None
+                args.append(a)
+            else:
+                args.append(g.expr(t))
+        if s.recursive:
+            args[0] = m.Lit("i64", g.r.randint(0, 4))
+        return GenCall(ty, s.name, args, make=s.make)
+    if kind == "range":
+        lo = g.r.randint(-3, 3)
+        lo_e = m.Lit("i64", lo) if g.chance(0.7) else m.Binary("i64", "&", g.expr("i64"), m.Lit("i64", 3))
+        return GenCall(ty, "range", [lo_e, m.Lit("i64", lo + g.r.randint(-1, 5))], "_it_range")
+    if kind == "take_count":
+        start = m.Lit("i64", g.r.randint(-5, 5)) if g.chance(0.8) else m.Lit("i64", 9223372036854775806)
+        return GenCall(ty, "take", [GenCall(ty, "count", [start], "_it_count"), _small(g, -1, 5)], "_it_take")
+    if kind == "move":
+        return move(g, g.pick(movables))
+    if kind == "take":
+        inner = gen_expr(g, elem, depth + 1, allow_move)
+        return inner and GenCall(ty, "take", [inner, _small(g, -1, 4)], "_it_take")
+    if kind == "chain":
+        a = gen_expr(g, elem, depth + 1, allow_move)
+        b = a and gen_expr(g, elem, depth + 1, allow_move)
+        return b and GenCall(ty, "chain", [a, b], "_it_chain")
+    if kind == "map":
+        name, src, _ = g.pick([x for x in st["mappers"] if x[2] == elem])
+        inner = gen_expr(g, src, depth + 1, allow_move)
+        return inner and GenCall(ty, "map", [inner, FnRef(f"fn({src}) -> {elem}", name)], "_it_map")
+    if kind == "filter":
+        name, _ = g.pick([x for x in st["preds"] if x[1] == elem])
+        inner = gen_expr(g, elem, depth + 1, allow_move)
+        return inner and GenCall(ty, "filter", [inner, FnRef(f"fn({elem}) -> bool", name)], "_it_filter")
+    return None
+
+
+def any_gen_expr(g, depth=0):
+    """A temporary generator of any element type (zip and enumerate too): (expr, elem)."""
+    st = _state(g)
+    elems = [s.ty.elem for s in st["cos"] if s.ty.promise == "Generator"] + ["i64"]
+    elems += [v.ty.elem for v in live_handles(g) if movable(g, v)]
+    roll = g.r.random()
+    if roll < 0.12 and depth < 1:
+        a_t = g.pick(elems)
+        a = gen_expr(g, a_t, depth + 1)
+        if a is None:
+            return None, None
+        if g.chance(0.3):
+            b_t, b = "i64", GenCall(HandleT("i64"), "count", [_small(g, -3, 3)], "_it_count")
+        else:
+            b_t = g.pick(elems)
+            b = gen_expr(g, b_t, depth + 1)
+            if b is None:
+                return None, None
+        pt = pair_t(a_t, b_t)
+        return GenCall(HandleT(pt), "zip", [a, b], "_it_zip"), pt
+    if roll < 0.2 and depth < 1:
+        a_t = g.pick(elems)
+        a = gen_expr(g, a_t, depth + 1)
+        if a is None:
+            return None, None
+        pt = pair_t("i64", a_t)
+        return GenCall(HandleT(pt), "enumerate", [a], "_it_enumerate"), pt
+    elem = g.pick(elems)
+    return gen_expr(g, elem, depth), elem
+
+
+# ---------------------------------------------------------------- statements
+
+def _show(g, e: m.Expr, label: str) -> m.Stmt:
+    """Print a value of any type: a scalar as is, an aggregate's scalars (bound first)."""
+    if is_scalar(e.ty):
+        return m.Print(label, [e])
+    name = g.fresh("gx")
+    from ..types import scalar_leaves
+    leaves = []
+    for path, _t in list(scalar_leaves(e.ty))[:8]:
+        x = m.Var(e.ty, name)
+        for kind, k in path:
+            x = m.Field(x.ty.field(k), x, k) if kind == "field" else m.Index(x.ty.elem, x, m.Lit("i64", k))
+        leaves.append(x)
+    return m.Block([m.Let(name, e.ty, e, mutable=False, annotate=False), m.Print(label, leaves)])
+
+
+def _for_gen(g):
+    if not g.can_nest():
+        return None
+    if g.chance(0.25):
+        hs = live_handles(g)
+        if hs:
+            v = g.pick(hs)
+            src, elem = m.Var(v.ty, v.name), v.ty.elem
+        else:
+            return None
+    else:
+        src, elem = any_gen_expr(g)
+        if src is None:
+            return None
+    var = g.fresh("ge")
+    g.fn.scopes.append([VarInfo(var, elem, False)])
+    busy = _fstate(g)["busy"]
+    added = isinstance(src, m.Var) and src.name not in busy
+    if added:
+        busy.add(src.name)
+    try:
+        body = g.block(1, 3, loop=True, mult=4)
+        if g.chance(0.6):
+            body.body.insert(0, _show(g, m.Var(elem, var), g.fresh("it")))
+    finally:
+        g.fn.scopes.pop()
+        if added:
+            busy.discard(src.name)
+    return ForH(var, src, body, g.fresh("gt"))
+
+
+def _let_handle(g):
+    if g.fn.in_defer:
+        return None
+    src, elem = any_gen_expr(g)
+    if src is None:
+        return None
+    name = g.fresh("gv")
+    ty = HandleT(elem)
+    g.declare(name, ty, True)
+    _fstate(g)["handles"][name] = g.fn.loops
+    return HandleLet(Closer(name), name, ty, src, True, g.chance(0.3))
+
+
+def _use_handle(g):
+    if g.fn.in_defer:
+        return None
+    hs = live_handles(g, mutable=True)
+    if not hs:
+        return None
+    v = g.pick(hs)
+    elem = v.ty.elem
+    nxt = HMethod(BOOL, v.name, "next")
+    val = HMethod(elem, v.name, "value")
+    roll = g.r.random()
+    if roll < 0.25:
+        return m.Print(g.fresh("nx"), [nxt] + ([HMethod(BOOL, v.name, "done")] if g.chance(0.5) else []))
+    if roll < 0.35:
+        return m.ExprStmt(nxt)
+    if roll < 0.65 or not g.can_nest():
+        then = m.Block([_show(g, val, g.fresh("hv"))])
+        els = m.Block([_show(g, val, g.fresh("hr"))]) if g.chance(0.6) else None
+        return m.If(nxt, then, els)
+    if roll < 0.85:
+        bound = g.r.randint(1, 6)
+        body = g.block(0, 2, loop=True, mult=bound, prefix=[_show(g, val, g.fresh("dr"))])
+        return m.While(g.fresh("w"), bound, nxt, body)
+    return m.Print(g.fresh("dn"), [HMethod(BOOL, v.name, "done")])
+
+
+def _move_handle(g):
+    hs = [v for v in live_handles(g) if movable(g, v)]
+    if not hs:
+        return None
+    v = g.pick(hs)
+    st = _state(g)
+    roll = g.r.random()
+    users = [u for u in st["users"] if u.params[0][1] == v.ty and _cost_ok(g, u.cost)]
+    if roll < 0.35 and users:
+        u = g.pick(users)
+        g.fn.cost += g.fn.mult * u.cost
+        args = [move(g, v)] + [g.expr(t) for _, t in u.params[1:]]
+        call = m.Call(u.ret, u.name, args)
+        return m.Print(g.fresh("use"), [call]) if is_scalar(u.ret) else m.ExprStmt(call)
+    if roll < 0.5 and is_int(v.ty.elem):
+        return m.Print(g.fresh("sum"), [SumCall(v.ty.elem, move(g, v))])
+    if roll < 0.75:
+        name = g.fresh("gv")
+        init = move(g, v)
+        g.declare(name, v.ty, True)
+        _fstate(g)["handles"][name] = g.fn.loops
+        return HandleLet(Closer(name), name, v.ty, init, True, g.chance(0.3))
+    if g.can_nest():   # through an adapter, in a loop
+        wrapped = GenCall(v.ty, "take", [move(g, v), _small(g, 0, 4)], "_it_take")
+        var = g.fresh("ge")
+        g.fn.scopes.append([VarInfo(var, v.ty.elem, False)])
+        try:
+            body = g.block(1, 2, loop=True, mult=4, prefix=[_show(g, m.Var(v.ty.elem, var), g.fresh("tk"))])
+        finally:
+            g.fn.scopes.pop()
+        return ForH(var, wrapped, body, g.fresh("gt"))
+    return None
+
+
+def _reassign(g):
+    if g.fn.in_defer:
+        return None
+    hs = [v for v in live_handles(g, mutable=True) if v.name not in _fstate(g)["busy"]]
+    if not hs:
+        return None
+    v = g.pick(hs)
+    e = gen_expr(g, v.ty.elem)
+    if e is None or (isinstance(e, MoveVar) and e.name == v.name):
+        return None
+    return HAssign(v.name, e)
+
+
+def _yield(g):
+    if co_kind(g) is None or g.fn.in_defer:
+        return None
+    return YieldStmt(g.expr(g.fn.co_elem))
+
+
+def _yield_from(g):
+    if co_kind(g) != "Generator" or g.fn.in_defer:
+        return None
+    elem = g.fn.co_elem
+    src = gen_expr(g, elem)
+    if src is None:
+        return None
+    if g.chance(0.5):
+        name = g.fresh("yf")
+        let = m.Let(name, elem, YieldFrom(elem, src), False, g.chance(0.5))
+        if g.chance(0.6):
+            return m.Block([let, _show(g, m.Var(elem, name), g.fresh("yr"))])
+        g.declare(name, elem, False)
+        return let
+    return m.ExprStmt(YieldFrom(elem, src))
+
+
+def _yield_from_advanced(g):
+    """`{ var h = …; h.next(); … let r = yield from h; }`: delegation to a
+    generator driven by hand first (perhaps to its end, perhaps into a
+    `yield from` of its own)."""
+    if co_kind(g) != "Generator" or not g.can_nest():
+        return None
+    elem = g.fn.co_elem
+    g.fn.scopes.append([])
+    try:
+        src = gen_expr(g, elem)
+        if src is None:
+            return None
+        name = g.fresh("gv")
+        stmts = [HandleLet(Closer(name), name, HandleT(elem), src, True)]
+        for _ in range(g.r.randint(1, 3)):
+            stmts.append(m.Print(g.fresh("ad"), [HMethod(BOOL, name, "next")]))
+        r = g.fresh("yf")
+        stmts.append(m.Let(r, elem, YieldFrom(elem, MoveVar(HandleT(elem), name)), False, g.chance(0.5)))
+        stmts.append(_show(g, m.Var(elem, r), g.fresh("ya")))
+    finally:
+        g.fn.scopes.pop()
+    return m.Block(stmts)
+
+
+def _co_return(g):
+    if co_kind(g) is None or g.fn.in_defer or g.fn.depth == 0:
+        return None
+    value = g.expr(g.fn.co_elem) if g.chance(0.6) else None
+    return m.If(g.expr(BOOL), m.Block([m.Print(g.fresh("cr"), []), CoReturn(value)]))
+
+
+@calls
+def _sum_expr(g, ty, ctx):
+    if not is_int(ty) or g.fn is None or g.fn.in_defer or g.expr_depth > 2:
+        return None
+    src = gen_expr(g, ty, 1, allow_move=False)
+    return SumCall(ty, src) if src is not None else None
+
+
+# ---------------------------------------------------------------- declarations
+
+def without_return(g):
+    """The statement kinds without control's `return` (an error in a coroutine)."""
+    from .control import _return
+    return [(w, f) for w, f in g.stmt_kinds if f is not _return]
+
+
+def co_function(g, sig: FnSig, elem, promise: str, make_body) -> CoFnDecl:
+    """Generate a coroutine (its statements may yield) and record it."""
+    saved = g.stmt_kinds
+    g.stmt_kinds = without_return(g)
+
+    def body(g):
+        g.fn.co_kind, g.fn.co_elem = promise, elem
+        return make_body(g)
+    try:
+        decl = g.function(sig, body)
+    finally:
+        g.stmt_kinds = saved
+    g.functions.remove(sig)
+    new = CoFnDecl(**{k: getattr(decl, k) for k in decl.__dataclass_fields__}, coroutine=True)
+    g.decls[g.decls.index(decl)] = new
+    return new
+
+
+def _co_body(g, elem, lo=2, hi=5, budget=12) -> m.Block:
+    saved, g.budget = g.budget, budget
+    try:
+        body = g.block(lo, hi)
+    finally:
+        g.budget = saved
+    stmts = body.body
+    if not any(isinstance(s, YieldStmt) for s in stmts):
+        k = g.r.randint(0, len(stmts) - (1 if stmts and stmts[-1].ends() else 0))
+        stmts.insert(k, YieldStmt(g.expr(elem)))
+    if g.chance(0.5) and g.fn.co_kind == "Generator":
+        k = g.r.randint(0, len(stmts) - (1 if stmts and stmts[-1].ends() else 0))
+        stmts.insert(k, YieldStmt(g.expr(elem)))
+    if g.chance(0.5):
+        # a defer early on: pending while the generator is suspended
+        names = [v for v in g.visible() if is_scalar(v.ty)][:2]
+        stmts.insert(0, m.Defer(m.Print(g.fresh("gd"), [m.Var(v.ty, v.name) for v in names])))
+    if not body.ends():
+        roll = g.r.random()
+        if roll < 0.35:
+            stmts.append(CoReturn(g.expr(elem)))
+        elif roll < 0.5:
+            stmts.append(CoReturn())
+    return body
+
+
+def _generator(g) -> None:
+    elem = elem_type(g)
+    st = _state(g)
+    params = [(g.fresh("a"), g.value_type(0.2)) for _ in range(g.r.randint(0, 2))]
+    earlier = [s for s in st["cos"] if s.ty.promise == "Generator"]
+    if earlier and g.chance(0.3):
+        src = g.pick(earlier).ty
+        params.insert(g.r.randint(0, len(params)), (g.fresh("src"), src))
+    name = g.fresh("gen")
+    sig = FnSig(name, params, HandleT(elem))
+
+    def make(g):
+        for n, t in params:
+            if is_handle(t):
+                _fstate(g)["handles"][n] = 0
+        if any(is_handle(t) for _, t in params) and g.chance(0.5):
+            # use the source generator first thing: iterate it, delegate to it, or keep it
+            n, t = next((n, t) for n, t in params if is_handle(t))
+            v = VarInfo(n, t, False)
+            if t.elem == elem and g.chance(0.5):
+                first = m.ExprStmt(YieldFrom(elem, move(g, v)))
+            else:
+                var = g.fresh("ge")
+                g.fn.scopes.append([VarInfo(var, t.elem, False)])
+                try:
+                    body = g.block(1, 2, loop=True, mult=4, prefix=[_show(g, m.Var(t.elem, var), g.fresh("sr"))])
+                finally:
+                    g.fn.scopes.pop()
+                first = ForH(var, m.Var(t, n), body, g.fresh("gt"))
+            rest = _co_body(g, elem)
+            return m.Block([first] + rest.body)
+        return _co_body(g, elem)
+    co_function(g, sig, elem, "Generator", make)
+    st["cos"].append(CoSig(name, params, sig.ret, sig.cost))
+
+
+def _recursive(g) -> None:
+    elem = g.int_type() if g.chance(0.7) else elem_type(g)
+    n, x = g.fresh("a"), g.fresh("a")
+    name = g.fresh("rgen")
+    sig = FnSig(name, [(n, "i64"), (x, elem)], HandleT(elem))
+    ty = HandleT(elem)
+
+    def make(g):
+        cond = m.Binary(BOOL, "<=", m.Var("i64", n), m.Lit("i64", 0))
+        if g.chance(0.4):
+            base = m.If(cond, m.Block([CoReturn()]))   # the frameless base case
+        else:
+            base = m.If(cond, m.Block([YieldStmt(m.Var(elem, x)), CoReturn(g.expr(elem) if g.chance(0.7) else None)]))
+        stmts = [base]
+        saved, g.budget = g.budget, 4
+        try:
+            for _ in range(g.r.randint(1, 2)):
+                again = GenCall(ty, name, [m.Binary("i64", "-", m.Var("i64", n), m.Lit("i64", 1)), g.expr(elem)])
+                if g.chance(0.5):
+                    r = g.fresh("yf")
+                    stmts.append(m.Let(r, elem, YieldFrom(elem, again), False, True))
+                    g.declare(r, elem, False)
+                    stmts.append(_show(g, m.Var(elem, r), g.fresh("rr")))
+                else:
+                    stmts.append(m.ExprStmt(YieldFrom(elem, again)))
+                if g.chance(0.6):
+                    stmts.append(YieldStmt(g.expr(elem)))
+                if g.chance(0.4):
+                    stmts += g.block(1, 1).body
+        finally:
+            g.budget = saved
+        if not any(s.ends() for s in stmts[1:]) and g.chance(0.6):
+            stmts.append(CoReturn(g.expr(elem)))
+        return m.Block(stmts)
+    co_function(g, sig, elem, "Generator", make)
+    _state(g)["cos"].append(CoSig(name, sig.params, ty, sig.cost * 20, recursive=True))
+
+
+def _plain(g, sig: FnSig, make_body) -> None:
+    """A plain function that owns handle parameters or returns a handle."""
+    saved = g.stmt_kinds
+    try:
+        decl = g.function(sig, make_body)
+    finally:
+        g.stmt_kinds = saved
+    g.functions.remove(sig)
+    new = CoFnDecl(**{k: getattr(decl, k) for k in decl.__dataclass_fields__}, coroutine=False)
+    g.decls[g.decls.index(decl)] = new
+
+
+def _user(g) -> None:
+    """fn use(h: Generator<T>, …) -> R: consumes a generator."""
+    st = _state(g)
+    gens = [s for s in st["cos"] if s.ty.promise == "Generator"]
+    if not gens:
+        return
+    ty = g.pick(gens).ty
+    h = g.fresh("h")
+    params = [(h, ty)] + [(g.fresh("a"), g.scalar_type()) for _ in range(g.r.randint(0, 1))]
+    ret = g.scalar_type() if g.chance(0.8) else None
+    sig = FnSig(g.fresh("use"), params, ret)
+    from .control import _body
+
+    def make(g):
+        _fstate(g)["handles"][h] = 0
+        if g.chance(0.5):
+            local = g.fresh("gv")
+            prefix = [HandleLet(Closer(local), local, ty, move(g, VarInfo(h, ty, False)), True, g.chance(0.3))]
+            g.declare(local, ty, True)
+            _fstate(g)["handles"][local] = 0
+        else:
+            var = g.fresh("ge")
+            g.fn.scopes.append([VarInfo(var, ty.elem, False)])
+            try:
+                body = g.block(1, 3, loop=True, mult=4, prefix=[_show(g, m.Var(ty.elem, var), g.fresh("us"))])
+            finally:
+                g.fn.scopes.pop()
+            prefix = [ForH(var, m.Var(ty, h), body)]
+        return _body(g, ret, 1, 4, prefix=prefix)
+    _plain(g, sig, make)
+    st["users"].append(sig)
+
+
+def _maker(g) -> None:
+    """fn make(…) -> Generator<T>: makes one, perhaps advances it, returns it."""
+    st = _state(g)
+    gens = [s for s in st["cos"] if s.ty.promise == "Generator" and not s.make]
+    if not gens:
+        return
+    ty = g.pick(gens).ty
+    params = [(g.fresh("a"), g.scalar_type()) for _ in range(g.r.randint(0, 2))]
+    sig = FnSig(g.fresh("make"), params, ty)
+
+    def make(g):
+        local = g.fresh("gv")
+        src = gen_expr(g, ty.elem)
+        if src is None:
+            return m.Block([m.Return(GenCall(ty, "take", [GenCall(HandleT("i64"), "range", [m.Lit("i64", 0), m.Lit("i64", 2)], "_it_range"), m.Lit("i64", 0)], "_it_take"))]) if ty.elem == "i64" else None
+        stmts = [HandleLet(Closer(local), local, ty, src, True)]
+        g.declare(local, ty, True)
+        _fstate(g)["handles"][local] = 0
+        if g.chance(0.6):
+            stmts.append(m.Print(g.fresh("mk"), [HMethod(BOOL, local, "next")]))
+        saved, g.budget = g.budget, 4
+        try:
+            more = g.block(0, 2).body
+        finally:
+            g.budget = saved
+        if not any(s.ends() for s in more) and local not in _fstate(g)["moved"]:
+            stmts += more
+        stmts.append(m.Return(MoveVar(ty, local)))
+        return m.Block(stmts)
+    box = []
+    _plain(g, sig, lambda g: box.append(make(g)) or box[-1] or m.Block([]))
+    if box[-1] is None:   # nothing to make it from: drop it
+        g.decls.pop()
+        return
+    st["cos"].append(CoSig(sig.name, params, ty, sig.cost, make=True))
+
+
+def _mappers(g) -> None:
+    """Plain functions used as values by map and filter."""
+    from .control import _body
+    st = _state(g)
+    elems = list({s.ty.elem for s in st["cos"] if s.ty.promise == "Generator"} | {"i64"})
+    elems.sort(key=str)
+    for _ in range(g.r.randint(1, 3)):
+        src = g.pick(elems)
+        dst = g.pick(elems + [g.int_type()]) if g.chance(0.7) else src
+        a = g.fresh("a")
+        sig = FnSig(g.fresh("mf"), [(a, src)], dst)
+        g.function(sig, lambda g, sig=sig: _body(g, sig.ret, 1, 3))
+        st["mappers"].append((sig.name, src, dst))
+    for _ in range(g.r.randint(0, 2)):
+        t = g.pick(elems)
+        a = g.fresh("a")
+        sig = FnSig(g.fresh("pf"), [(a, t)], BOOL)
+        g.function(sig, lambda g, sig=sig: _body(g, sig.ret, 1, 2))
+        st["preds"].append((sig.name, t))
+
+
+@register
+class Generators(Layer):
+    name = "generators"
+    requires = ("control",)
+
+    def declare(self, g) -> None:
+        g.add_decl(Support())
+        for _ in range(g.r.randint(1, 3)):
+            _generator(g)
+        if g.chance(0.6):
+            _recursive(g)
+        _mappers(g)
+        for _ in range(g.r.randint(0, 2)):
+            _generator(g)
+        for _ in range(g.r.randint(0, 2)):
+            _user(g)
+        if g.chance(0.5):
+            _maker(g)
+
+    def statements(self):
+        return [(4, _for_gen), (3, _let_handle), (4, _use_handle), (2, _move_handle), (0.8, _reassign),
+                (6, _yield), (2, _yield_from), (1, _yield_from_advanced), (1, _co_return)]
+
+    def expressions(self):
+        return [(1, _sum_expr)]
