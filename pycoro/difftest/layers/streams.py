@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from .. import model as m
 from ..generate import FnSig, VarInfo
-from ..types import BOOL, StructT, is_scalar, scalar_leaves
+from ..types import BOOL, is_scalar, scalar_leaves
 from . import Layer, register
 
 IND = m.IND
