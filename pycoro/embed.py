@@ -91,8 +91,9 @@ class Module:
         found, code, self._from_cache = compilation.export_object(use_cache=cache)
         self._exports = {e.name: e for e in found}
         self._loaded = jit.Loaded.from_object(code, targets.native_machine(compilation.options.opt_level, jit=True))
-        self._try = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(
-            self._address("__pc_try"))
+        try_type = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
+        # calls that may fault also catch faults (exports.may_fault), at a few system calls per call
+        self._try = {False: try_type(self._address("__pc_try")), True: try_type(self._address("__pc_try_faults"))}
         self._panic_message = ctypes.PYFUNCTYPE(ctypes.c_char_p)(self._address("__pc_panic_message"))
         self.__name__ = compilation.display
         for e in self._exports.values():
@@ -101,10 +102,11 @@ class Module:
     def _address(self, symbol: str) -> int:
         return self._loaded.address(f"pc.{symbol}")
 
-    def _guarded(self, wrapper: int, context: int | None) -> None:
+    def _guarded(self, wrapper: int, context: int | None, faults: bool = True) -> None:
         """Call `wrapper(context)` through the runtime's `__pc_try`: a panic in
-        it comes back here, and is raised as a PanicError."""
-        if self._try(wrapper, context):
+        it comes back here, and is raised as a PanicError (with `faults`, a
+        fault too: a stack overflow, a bad pointer)."""
+        if self._try[faults](wrapper, context):
             raise PanicError(self._panic_message().decode(errors="replace"))
 
     def __repr__(self) -> str:
@@ -159,7 +161,7 @@ def _function(module: Module, e: Export):
             if e.effects:
                 _flush_python()
             try:
-                module._guarded(wrapper, ctypes.addressof(context) if context is not None else None)
+                module._guarded(wrapper, ctypes.addressof(context) if context is not None else None, e.faults)
             finally:
                 if e.effects:
                     _flush_c()
@@ -218,7 +220,7 @@ class GeneratorObject:
             if effects:
                 _flush_python()
             try:
-                self._module._guarded(self._fill, ctypes.addressof(context))
+                self._module._guarded(self._fill, ctypes.addressof(context), self._export.faults)
             except PanicError:
                 # The frame was abandoned mid-step: it can be neither resumed nor
                 # destroyed (its defers might run twice). It is leaked, and the

@@ -391,6 +391,24 @@ def test_a_stack_overflow_or_a_bad_pointer_is_a_panic_error_not_a_crash(recwarn)
         mod.deep(0)   # again: the signal stack and the handler are set up afresh
 
 
+def test_only_calls_that_may_fault_pay_for_catching_faults(recwarn):
+    """Catching a fault costs system calls at each call: only exports that may
+    recurse, call C or through a pointer, use raw pointers or keep big arrays
+    on the stack pay them (exports.may_fault)."""
+    source = FAULTS + """
+fn big(n: i64) -> i64 { var a: [i64; 200000]; a[n] = 1; return a[0]; }
+fn walk(n: i64) -> Generator<i64> { if n == 0 { co_return; } yield from walk(n - 1); yield n; }
+fn squares(n: i64) -> Generator<i64> { for i in 0..n { yield i * i; } }
+fn through(f: fn(i64) -> i64, n: i64) -> i64 { return f(n); }
+fn calls_through(n: i64) -> i64 { return through(ok, n); }
+"""
+    mod = pycoro.compile(source, name="faults.pc", cache=False)
+    faults = {name: e.faults for name, e in mod._exports.items()}
+    assert faults == {"deep": True, "read": True, "ok": False, "deeper": True, "big": True, "walk": True,
+                      "squares": False, "calls_through": True}
+    assert list(mod.walk(3)) == [1, 2, 3] and mod.big(2) == 0 and mod.calls_through(1) == 2
+
+
 HOST_HANDLER_AFTER_A_FAULT = """
 import ctypes, faulthandler, warnings
 import pycoro

@@ -34,7 +34,9 @@ from .program import (
     GlobalVar,
     IndirectCall,
 )
-from .types import BOOL, PRIMITIVES, VOID, PromiseT, Type, is_scalar
+from . import ast
+from .layout import size_align
+from .types import BOOL, PRIMITIVES, VOID, ArrayT, PromiseT, PtrT, StructT, Type, is_scalar
 from ..paths import in_stdlib
 from ..record import record
 
@@ -49,6 +51,7 @@ class Export:
     item: Type | None        # generators: the type of their values
     effects: bool = True     # may print, call C or touch a mutable global (then: one step per value)
     kind: str = "Generator"  # generators: the prelude promise, `Generator` or `Stream`
+    faults: bool = True      # may fault rather than panic (may_fault): pycoro.embed then catches faults
 
     @property
     def result_text(self) -> str:
@@ -77,14 +80,14 @@ class Export:
     def to_json(self) -> dict:
         return {"name": self.name, "params": [[n, str(t)] for n, t in self.params],
                 "result": str(self.result), "item": None if self.item is None else str(self.item),
-                "effects": self.effects, "kind": self.kind}
+                "effects": self.effects, "kind": self.kind, "faults": self.faults}
 
     @classmethod
     def from_json(cls, data: dict) -> "Export":
         item = None if data["item"] is None else PRIMITIVES[data["item"]]
         result = VOID if item is not None else PRIMITIVES[data["result"]]
         return cls(data["name"], tuple((n, PRIMITIVES[t]) for n, t in data["params"]), result, item,
-                   data["effects"], data["kind"])
+                   data["effects"], data["kind"], data.get("faults", True))
 
 
 # the prelude's generators, and how a wrapper destroys one through a pointer to its handle
@@ -109,7 +112,7 @@ def exports(program: CheckedProgram) -> list[Export]:
         item = _generated_item(f.ret)
         if all(is_scalar(t) for _, t in f.params) and (is_scalar(f.ret) or f.ret == VOID or item):
             found.append(Export(d.name, tuple(f.params), VOID if item else f.ret, item, has_effects(f),
-                                f.ret.decl.name if item else "Generator"))
+                                f.ret.decl.name if item else "Generator", may_fault(f, program.struct_fields)))
     return found
 
 
@@ -145,6 +148,56 @@ def has_effects(root: FnInstance) -> bool:
         if any(isinstance(r, GlobalVar) and r.decl.mutable for r in f.refs.values()):
             return True
         todo.extend(_callees(f))
+    return False
+
+
+# Locals beyond this many bytes in one function could overflow a stack alone.
+BIG_FRAME = 1 << 20
+
+
+def may_fault(root: FnInstance, fields) -> bool:
+    """Whether running `root` may end in a fault (SIGSEGV) rather than a
+    panic: a stack overflow (it or what it calls may recurse, call through a
+    function pointer or into C, or keep over BIG_FRAME bytes of locals), or
+    an access through a raw pointer in the program's code. pycoro.embed catches faults only
+    around such calls: catching costs system calls at every call."""
+    graph: dict[int, list[FnInstance]] = {}
+    todo = [root]
+    while todo:
+        f = todo.pop()
+        if id(f) in graph:
+            continue
+        if f.is_extern or any(isinstance(target, IndirectCall) for target in f.calls.values()):
+            return True
+        own = not in_stdlib(f.decl.span.file)   # the stdlib's raw pointers are the compiler's own
+        if own and any(isinstance(node, ast.Index) and isinstance(f.types.get(node.base), PtrT) for node in f.types):
+            return True
+        if own and sum(size_align(v.type, fields)[0] for v in f.locals.values() if isinstance(v.type, (ArrayT, StructT))) > BIG_FRAME:
+            return True
+        graph[id(f)] = callees = list(_callees(f))
+        todo.extend(callees)
+    return _has_cycle(graph)
+
+
+def _has_cycle(graph: dict[int, list[FnInstance]]) -> bool:
+    """Whether a function of `graph` (id → callees) can reach itself."""
+    state: dict[int, int] = {}   # 1: on the path being walked, 2: done
+    for start in graph:
+        if start in state:
+            continue
+        state[start] = 1
+        stack = [(start, iter(graph[start]))]
+        while stack:
+            node, callees = stack[-1]
+            callee = next(callees, None)
+            if callee is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(id(callee)) == 1:
+                return True
+            elif id(callee) not in state:
+                state[id(callee)] = 1
+                stack.append((id(callee), iter(graph.get(id(callee), ()))))
     return False
 
 
@@ -217,8 +270,8 @@ def guarded_source(exported: list[Export]) -> str:
     return "\n".join(out)
 
 
-# Runtime functions an embedding calls: a call that catches panics, and the message.
-RUNTIME_ENTRIES = ("__pc_try", "__pc_panic_message")
+# Runtime functions an embedding calls: calls that catch panics (and faults), and the message.
+RUNTIME_ENTRIES = ("__pc_try", "__pc_try_faults", "__pc_panic_message")
 
 
 def wrapper_symbols(exported: list[Export]) -> tuple[str, ...]:
