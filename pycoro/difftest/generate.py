@@ -21,7 +21,6 @@ from .types import BOOL, INT_TYPES, ArrayT, StructT, is_aggregate, min_max
 # a run finds new bugs rather than these again. Remove an entry when pycoro is
 # fixed.
 KNOWN_BUGS = {
-    "struct-field-order": "a struct literal's fields are evaluated in declaration order, not as written",
 }
 
 MAX_DEPTH = 3          # nesting of compound statements

@@ -1152,11 +1152,14 @@ class FnGen:
     expr_Field = expr_Index
 
     def expr_StructLit(self, e: ast.StructLit) -> ir.Value:
+        # The fields are evaluated as written, as in Rust, whatever the
+        # declaration's order (which only decides where each is stored).
         t = self.type_of(e)
-        by_name = {f.name: f.value for f in e.fields}
+        slots = {name: (i, ft) for i, (name, ft) in enumerate(self.mg.p.struct_fields(t))}
         value = self.alloca(t, t.decl.name)
-        for i, (name, ft) in enumerate(self.mg.p.struct_fields(t)):
-            self.store(self.expr(by_name[name]), field_ptr(self.b, value, self.mg.llvm(t), i, name), ft)
+        for f in e.fields:
+            i, ft = slots[f.name]
+            self.store(self.expr(f.value), field_ptr(self.b, value, self.mg.llvm(t), i, f.name), ft)
         return value
 
     def expr_ArrayLit(self, e: ast.ArrayLit) -> ir.Value:
