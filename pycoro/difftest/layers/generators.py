@@ -3,19 +3,23 @@ struct or an array) and the ways a program drives, moves and destroys them.
 
 Generated: generator functions whose bodies are the usual random statements
 plus `yield`, `co_return v;` / `co_return;` (also inside `if`s and loops),
-`yield from` of calls, of std/iter pipelines and of moved handles (as a
-statement and as `let x = yield from …;`, whose value is the inner
+`yield from` of calls, of std/iter pipelines and of handle variables (lent,
+not moved: a variable driven by hand first, perhaps to its end, stays its
+owner's, which destroys it at the end of its scope; as a statement and as
+`let x = yield from …;`, whose value is the inner
 generator's `co_return` value or T's zero value), a recursive generator
 delegating to itself (depth 0..4, sometimes with the `if n <= 0 {
 co_return; }` base case that pycoro compiles without a frame), generators
-that take a generator as a parameter (they own it); `for v in f(…)` over a
+that take a generator as a parameter (they own it), a generic generator
+`fn NAME<T>(x: T, n: i64)` called for several element types (sometimes with
+explicit type arguments); `for v in f(…)` over a
 temporary (destroyed at the end of the loop, also on break/continue/return),
 `for v in g` over a variable (advanced in place, not destroyed);
 `var g = f(…);` driven by hand (`g.next()`, `g.value()` after a `next()`,
 also after the end where it is the result, `g.done()`, a bounded drain);
 laziness (nothing runs before the first `next()`); moves of handles into
 `let h = g;`, into plain functions that consume them, into std/iter
-adapters, into `yield from`, out of functions that return them; reassigning
+adapters, out of functions that return them; reassigning
 a handle variable (the old coroutine is destroyed after the new value is
 computed); destruction of suspended generators with pending `defer`s at the
 end of the owner's scope; std/iter (`range`, `count` under `take`/`zip`,
@@ -32,9 +36,13 @@ a temporary, a reassignment, the end of a function that owns a handle
 parameter; closing a generator that never started closes the handles it
 was given (a PyCoro frame that never ran destroys its parameters, last
 first). A move is `(x, x := None)[0]`, so the closes of the scope that
-lost the handle do nothing. `yield from` is `yield from _yf(w)`, which gives
-the inner generator's result (or the zero value) and yields nothing for one
-that has ended, as docs/decisions.md says.
+lost the handle do nothing. `yield from` of a temporary is `yield from
+_yf(w)`, which gives the inner generator's result (or the zero value) and
+yields nothing for one that has ended, as docs/decisions.md says; closing the
+delegating generator closes the temporary first (it is the innermost thing to
+destroy). `yield from h` of a variable is `_yfb(h)`, a loop over `h.next()`
+that never closes `h` (Python's own `yield from` would close it, before the
+`defer`s between h's declaration and the delegation).
 
 Deliberately not generated: `value()` before the first `next()` (the
 promise's `current` is not specified then), `resume()` of a finished
@@ -87,9 +95,11 @@ class GenCall(m.Expr):
     args: list
     pyfn: str = ""
     make: bool = False
+    targs: list = field(default_factory=list)   # explicit type arguments
 
     def pc(self) -> str:
-        return f"{self.fn}({', '.join(a.pc() for a in self.args)})"
+        t = f"<{', '.join(map(str, self.targs))}>" if self.targs else ""
+        return f"{self.fn}{t}({', '.join(a.pc() for a in self.args)})"
 
     def py(self) -> str:
         args = ", ".join(a.val() for a in self.args)
@@ -174,6 +184,8 @@ class YieldFrom(m.Expr):
         return f"yield from {self.src.pc()}"
 
     def py(self) -> str:
+        if isinstance(self.src, m.Var):   # a variable is lent, not moved: its owner destroys it
+            return f"(yield from _yfb({self.src.name}))"
         return f"(yield from _yf({self.src.py()}))"
 
     def pure(self) -> bool:
@@ -364,6 +376,14 @@ def _yf(w):
         w.close()
 
 
+def _yfb(w):
+    """`yield from h` of a variable: h is lent (it stays h's, which destroys it at
+    the end of its scope, so closing the delegating generator does not close it)."""
+    while w.next():
+        yield w.value()
+    return w.value()
+
+
 def _it_range(lo, hi):
     i = lo
     while i < hi:
@@ -476,6 +496,7 @@ class CoSig:
     cost: int = 1
     recursive: bool = False
     make: bool = False    # a plain function returning a handle
+    generic: bool = False  # fn NAME<T>(x: T, n: i64) -> Generator<T>: any element type
 
 
 def _state(g):
@@ -544,9 +565,12 @@ def gen_expr(g, elem, depth=0, allow_move=True):
     variable, a function that returns one), or None."""
     st = _state(g)
     options = []
-    cos = [s for s in st["cos"] if s.ty.elem == elem and s.ty.promise == "Generator" and _cost_ok(g, s.cost)]
+    cos = [s for s in st["cos"] if s.ty.elem == elem and s.ty.promise == "Generator" and not s.generic and _cost_ok(g, s.cost)]
     if cos:
         options.append((5, "call"))
+    generic = [s for s in st["cos"] if s.generic]
+    if generic:
+        options.append((1, "generic"))
     if elem == "i64":
         options.append((2, "range"))
         options.append((1, "take_count"))
@@ -579,6 +603,14 @@ def gen_expr(g, elem, depth=0, allow_move=True):
         if s.recursive:
             args[0] = m.Lit("i64", g.r.randint(0, 4))
         return GenCall(ty, s.name, args, make=s.make)
+    if kind == "generic":
+        s = g.pick(generic)
+        g.fn.cost += g.fn.mult * s.cost
+        x = g.expr(elem, ctx=False) if g.chance(0.6) else g.expr(elem)
+        call = GenCall(ty, s.name, [x, _small(g, -1, 4)])
+        if not x.typed() or g.chance(0.3):
+            call.targs = [elem]
+        return call
     if kind == "range":
         lo = g.r.randint(-3, 3)
         lo_e = m.Lit("i64", lo) if g.chance(0.7) else m.Binary("i64", "&", g.expr("i64"), m.Lit("i64", 3))
@@ -609,7 +641,7 @@ def gen_expr(g, elem, depth=0, allow_move=True):
 def any_gen_expr(g, depth=0):
     """A temporary generator of any element type (zip and enumerate too): (expr, elem)."""
     st = _state(g)
-    elems = [s.ty.elem for s in st["cos"] if s.ty.promise == "Generator"] + ["i64"]
+    elems = [s.ty.elem for s in st["cos"] if s.ty.promise == "Generator" and not s.generic] + ["i64"]
     elems += [v.ty.elem for v in live_handles(g) if movable(g, v)]
     roll = g.r.random()
     if roll < 0.12 and depth < 1:
@@ -781,7 +813,12 @@ def _yield_from(g):
     if co_kind(g) != "Generator" or g.fn.in_defer:
         return None
     elem = g.fn.co_elem
-    src = gen_expr(g, elem)
+    lent = [v for v in live_handles(g, elem=elem) if v.name not in _fstate(g)["busy"]]
+    if lent and g.chance(0.5):
+        v = g.pick(lent)
+        src = m.Var(v.ty, v.name)   # lent, not moved
+    else:
+        src = gen_expr(g, elem, allow_move=False)
     if src is None:
         return None
     if g.chance(0.5):
@@ -811,7 +848,9 @@ def _yield_from_advanced(g):
         for _ in range(g.r.randint(1, 3)):
             stmts.append(m.Print(g.fresh("ad"), [HMethod(BOOL, name, "next")]))
         r = g.fresh("yf")
-        stmts.append(m.Let(r, elem, YieldFrom(elem, MoveVar(HandleT(elem), name)), False, g.chance(0.5)))
+        stmts.append(m.Let(r, elem, YieldFrom(elem, m.Var(HandleT(elem), name)), False, g.chance(0.5)))
+        if g.chance(0.3):
+            stmts.append(m.Print(g.fresh("af"), [HMethod(BOOL, name, "next"), HMethod(BOOL, name, "done")]))
         stmts.append(_show(g, m.Var(elem, r), g.fresh("ya")))
     finally:
         g.fn.scopes.pop()
@@ -889,7 +928,7 @@ def _generator(g) -> None:
     elem = elem_type(g)
     st = _state(g)
     params = [(g.fresh("a"), g.value_type(0.2)) for _ in range(g.r.randint(0, 2))]
-    earlier = [s for s in st["cos"] if s.ty.promise == "Generator"]
+    earlier = [s for s in st["cos"] if s.ty.promise == "Generator" and not s.generic]
     if earlier and g.chance(0.3):
         src = g.pick(earlier).ty
         params.insert(g.r.randint(0, len(params)), (g.fresh("src"), src))
@@ -905,7 +944,7 @@ def _generator(g) -> None:
             n, t = next((n, t) for n, t in params if is_handle(t))
             v = VarInfo(n, t, False)
             if t.elem == elem and g.chance(0.5):
-                first = m.ExprStmt(YieldFrom(elem, move(g, v)))
+                first = m.ExprStmt(YieldFrom(elem, m.Var(t, n)))   # lent: the parameter destroys it
             else:
                 var = g.fresh("ge")
                 g.fn.scopes.append([VarInfo(var, t.elem, False)])
@@ -959,6 +998,33 @@ def _recursive(g) -> None:
     _state(g)["cos"].append(CoSig(name, sig.params, ty, sig.cost * 20, recursive=True))
 
 
+def _generic(g) -> None:
+    """fn NAME<T>(x: T, n: i64) -> Generator<T>: yields x up to n times (a
+    coroutine instantiated for several element types)."""
+    name = g.fresh("ggen")
+    x, n, i = g.fresh("a"), g.fresh("a"), g.fresh("i")
+    tv = m.Var("T", x)
+    nv = m.Var("i64", n)
+    stop = g.r.randint(1, 4)
+    loop_body = [YieldStmt(tv), m.Assign(m.Var("i64", i), "+=", m.Lit("i64", 1))]
+    if g.chance(0.5):
+        loop_body.append(m.If(m.Binary(BOOL, "==", m.Var("i64", i), m.Lit("i64", stop)),
+                              m.Block([m.Print(g.fresh("gs"), [nv]), CoReturn(tv if g.chance(0.6) else None)])))
+    stmts = []
+    if g.chance(0.7):
+        stmts.append(m.Defer(m.Print(g.fresh("gd"), [nv])))
+    stmts += [m.Print(g.fresh("gg"), [nv]), m.Let(i, "i64", m.Lit("i64", 0)),
+              m.While(g.fresh("w"), 6, m.Binary(BOOL, "<", m.Var("i64", i), nv), m.Block(loop_body))]
+    roll = g.r.random()
+    if roll < 0.4:
+        stmts.append(CoReturn(tv))
+    elif roll < 0.6:
+        stmts.append(CoReturn())
+    decl = CoFnDecl(name, [(x, "T"), (n, "i64")], HandleT("T"), m.Block(stmts), ["T"], coroutine=True)
+    g.add_decl(decl)
+    _state(g)["cos"].append(CoSig(name, decl.params, HandleT("T"), 12, generic=True))
+
+
 def _plain(g, sig: FnSig, make_body) -> None:
     """A plain function that owns handle parameters or returns a handle."""
     saved = g.stmt_kinds
@@ -974,7 +1040,7 @@ def _plain(g, sig: FnSig, make_body) -> None:
 def _user(g) -> None:
     """fn use(h: Generator<T>, …) -> R: consumes a generator."""
     st = _state(g)
-    gens = [s for s in st["cos"] if s.ty.promise == "Generator"]
+    gens = [s for s in st["cos"] if s.ty.promise == "Generator" and not s.generic]
     if not gens:
         return
     ty = g.pick(gens).ty
@@ -1007,7 +1073,7 @@ def _user(g) -> None:
 def _maker(g) -> None:
     """fn make(…) -> Generator<T>: makes one, perhaps advances it, returns it."""
     st = _state(g)
-    gens = [s for s in st["cos"] if s.ty.promise == "Generator" and not s.make]
+    gens = [s for s in st["cos"] if s.ty.promise == "Generator" and not s.generic and not s.make]
     if not gens:
         return
     ty = g.pick(gens).ty
@@ -1045,7 +1111,7 @@ def _mappers(g) -> None:
     """Plain functions used as values by map and filter."""
     from .control import _body
     st = _state(g)
-    elems = list({s.ty.elem for s in st["cos"] if s.ty.promise == "Generator"} | {"i64"})
+    elems = list({s.ty.elem for s in st["cos"] if s.ty.promise == "Generator" and not s.generic} | {"i64"})
     elems.sort(key=str)
     for _ in range(g.r.randint(1, 3)):
         src = g.pick(elems)
@@ -1069,6 +1135,8 @@ class Generators(Layer):
 
     def declare(self, g) -> None:
         g.add_decl(Support())
+        if g.chance(0.5):
+            _generic(g)
         for _ in range(g.r.randint(1, 3)):
             _generator(g)
         if g.chance(0.6):
