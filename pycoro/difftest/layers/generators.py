@@ -1028,6 +1028,8 @@ def _generic(g) -> None:
 def _plain(g, sig: FnSig, make_body) -> None:
     """A plain function that owns handle parameters or returns a handle."""
     saved = g.stmt_kinds
+    if is_handle(sig.ret):   # control's early `return e` cannot make a handle
+        g.stmt_kinds = without_return(g)
     try:
         decl = g.function(sig, make_body)
     finally:
