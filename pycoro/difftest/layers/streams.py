@@ -403,7 +403,7 @@ def _stream_fn(g, recursive: bool = False) -> None:
     sig = FnSig(g.fresh("st"), params, f"Stream<{t}>", recursive=recursive)
 
     def body(g):
-        g.fn.kind, g.fn.elem, g.fn.ret = "stream", t, None
+        g.fn.kind, g.fn.elem, g.fn.ret, g.fn.yields = "stream", t, None, 0
         prefix = [m.Print(sig.name, [m.Var(ty, n) for n, ty in params if is_scalar(ty)][:2])]
         if g.chance(0.6):
             prefix.append(m.Defer(m.Print(g.fresh("sdefer"), [m.Var(ty, n) for n, ty in params if is_scalar(ty)][:1])))
@@ -423,6 +423,7 @@ def _stream_fn(g, recursive: bool = False) -> None:
             loop = ForStream(v, m.Call(sig.ret, sig.name, inner_args), scoped(g, [(v, t)], inner), g.fresh("_t"))
             prefix.append(m.If(m.Binary(BOOL, ">", m.Var("i64", d), m.Lit("i64", 0)), m.Block([loop])))
         blk = budgeted(g, 12, lambda: g.block(1, 5, prefix=prefix))
+        n = 0
         if not blk.ends() and g.chance(0.5):
             i = g.fresh("i")
             n = g.r.randint(1, 4)
@@ -434,6 +435,7 @@ def _stream_fn(g, recursive: bool = False) -> None:
         replace_returns(blk.body, lambda r: CoReturn())
         if not contains(blk.body, (Yield, CoReturn)):
             blk.body.append(CoReturn())
+        sig.yields = g.fn.yields + n
         return blk
     add_coroutine(g, sig, body, "stream", g.streams)
     if recursive:
@@ -514,15 +516,17 @@ def _for_stream(g):
     g.fn.cost += g.fn.mult * sig.cost
     v = g.fresh("sv")
     src = m.Call(sig.ret, sig.name, args_for(g, sig))
-    body = scoped(g, [(v, t)], lambda: g.block(1, 3, loop=True, mult=4))
+    mult = max(1, min(getattr(sig, "yields", 4), 10))
+    body = scoped(g, [(v, t)], lambda: g.block(1, 3, loop=True, mult=mult))
     if g.chance(0.3):
         body.body.insert(0, m.Print(g.fresh("got"), shows(m.Var(t, v), t)))
     return ForStream(v, src, body, g.fresh("_t"))
 
 
 def _yield(g):
-    if kind(g) != "stream" or g.fn.in_defer:
-        return None
+    if kind(g) != "stream" or g.fn.in_defer or g.fn.mult > 8:
+        return None   # a yield in nested loops (or bodies of nested streams) would make too many values
+    g.fn.yields += g.fn.mult
     return Yield(g.expr(g.fn.elem))
 
 
@@ -550,6 +554,13 @@ def _struct_of(g, t):
     return next((x for x in g.structs if x.name == t), t)
 
 
+def _busy(g) -> set:
+    """Handle variables that an enclosing `for` iterates in place."""
+    if not hasattr(g.fn, "busy"):
+        g.fn.busy = set()
+    return g.fn.busy
+
+
 def _use_stream(g):
     hs = handle_vars(g, "Stream<")
     if not hs or g.fn.in_defer:
@@ -573,9 +584,16 @@ def _use_stream(g):
         return m.Block([resume, show])   # may panic: resumed a finished coroutine
     if roll < 0.7 and g.can_nest():
         v = g.fresh("sv")
-        body = scoped(g, [(v, t)], lambda: g.block(1, 3, loop=True, mult=4))
+        busy = _busy(g)
+        busy.add(h.name)   # not reassigned nor moved while a `for` iterates it (that loop would not end)
+        try:
+            body = scoped(g, [(v, t)], lambda: g.block(1, 3, loop=True, mult=4))
+        finally:
+            busy.discard(h.name)
         body.body.insert(0, m.Print(g.fresh("it"), shows(m.Var(t, v), t)))
         return ForStream(v, var, body, "")
+    if h.name in _busy(g):
+        return None
     if roll < 0.85:
         options = [s for s in _streams_of(g) if s.ret == h.ty]
         if not options:
