@@ -231,7 +231,9 @@ class Compilation:
             externs = self.require_externs("c")   # as `pycoro build` links: the two agree
             return machine.emit_object(module), {"frame_counter": LIVE_FRAMES, "externs": externs,
                                                  "warnings": self.warnings_text}
-        code, meta, hit = self.cached_object(rerun.KIND, compile, use_cache, link_shared=True)
+        # an entry whose C functions this process lacks is compiled again, to say so (as rerun.py does)
+        code, meta, hit = self.cached_object(rerun.KIND, compile, use_cache, link_shared=True,
+                                             valid=lambda meta: symbols.all_defined(meta["externs"], "process"))
         if hit and meta.get("warnings") and self.warn is not None:
             self.warn(meta["warnings"])
         return rerun.run_object(code, meta, self.options, check_leaks)

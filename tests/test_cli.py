@@ -440,3 +440,4 @@ def test_a_cached_run_whose_c_function_is_gone_is_compiled_again(cache_dir, hell
     cache.store_object(rerun.KIND, key, b"object code", {"frame_counter": "x", "externs": ["no_such_c_fn"]}, [])
     assert cache.load_object(rerun.KIND, key) is not None
     assert rerun.run_cached(str(hello), Options(), False) is None
+    assert Compilation.from_file(str(hello)).run() == 0   # compiled, not the entry's "object code"
