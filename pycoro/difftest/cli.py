@@ -59,6 +59,7 @@ def main(argv=None) -> int:
             failed.append(r)
             for f in r.failures:
                 kinds[f"{f.config}:{f.kind}"] += 1
+            save(r, args.out, None, 0)   # at once: reduced (when asked) after the run
             print(f"FAIL {r.layer} seed {r.seed}: " + "; ".join(
                 f"{f.config} {f.kind}: {f.detail.splitlines()[0] if f.detail else ''}" for f in r.failures), flush=True)
         if not args.quiet and sum(done.values()) % 25 == 0:
@@ -67,8 +68,9 @@ def main(argv=None) -> int:
     try:
         runner.run_many(tasks, args.jobs, on_result)
         elapsed = time.perf_counter() - start
-        for r in failed:
-            save(r, args.out, runner if args.reduce else None, args.reduce_seconds)
+        if args.reduce:
+            for r in failed:
+                save(r, args.out, runner, args.reduce_seconds)
     finally:
         runner.close()
     total = sum(done.values())

@@ -19,7 +19,8 @@ import sys
 
 class ForkServer:
     def __init__(self, env: dict):
-        self.proc = subprocess.Popen([sys.executable, "-m", "pycoro.difftest.forkserver"], stdin=subprocess.PIPE,
+        # -P: a directory `pycoro` where the runner was started must not shadow the package
+        self.proc = subprocess.Popen([sys.executable, "-P", "-m", "pycoro.difftest.forkserver"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env, text=True, bufsize=1)
         self._n = 0
 

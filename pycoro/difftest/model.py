@@ -177,12 +177,14 @@ class MethodCall(Expr):
     struct: str
     method: str
     args: list
+    mut: bool = False   # `mut self`: the receiver by reference; else a copy of it
 
     def pc(self) -> str:
         return f"{self.recv.pc()}.{self.method}({', '.join(a.pc() for a in self.args)})"
 
     def py(self) -> str:
-        return f"{self.struct}__{self.method}({', '.join([self.recv.py()] + [a.val() for a in self.args])})"
+        recv = self.recv.py() if self.mut else self.recv.val()
+        return f"{self.struct}__{self.method}({', '.join([recv] + [a.val() for a in self.args])})"
 
     def pure(self) -> bool:
         return False

@@ -42,7 +42,7 @@ CRASH_MARKS = ("internal compiler error", "Traceback (most recent call last)", "
 @dataclass
 class Failure:
     config: str       # O0 | O2 | exe | oracle
-    kind: str         # stdout | status | crash | rejected | timeout | oracle
+    kind: str         # stdout | status | crash | rejected | leak | timeout | oracle
     detail: str
 
     @property
@@ -129,8 +129,8 @@ class Runner:
             bad = _compiler_failure(config, status, err)
             if bad:
                 return [bad]
-            if status == 1 and want[0] != 1 and ("error:" in err or "error" in err.splitlines()[-1:][0:1]):
-                return [Failure(config, "rejected", err[-2000:])]
+            if status == 1 and want[0] != 1 and "error" in err:
+                return [Failure(config, "leak" if "leak" in err else "rejected", err[-2000:])]
         failures = []
         if out != want[1]:
             failures.append(Failure(config, "stdout", _first_difference(want[1], out)))

@@ -166,8 +166,10 @@ def _assign(g):
             value = m.Lit(ty, 3)
     elif op in ("<<=", ">>="):
         value = m.Lit(ty, g.r.randint(0, min(127, 2 * bits(ty))))
+    elif isinstance(target, m.Var) and target.name not in {v.name for v in g.globals}:
+        value = g.expr(ty)   # no call can change a local scalar: the order of the two reads cannot matter
     else:
-        value = g.pure_expr(ty)
+        value = g.pure_expr(ty)   # `g += bump()`: which value of g is read is not for the oracle to guess
     return m.Assign(target, op, value)
 
 

@@ -282,7 +282,7 @@ def _method_call(g, sig, ty):
     else:
         recv = g.expr(st)
         args = [g.expr(t) for _, t in sig.params]
-    return m.MethodCall(ty, recv, sig.struct, sig.name, args)
+    return m.MethodCall(ty, recv, sig.struct, sig.name, args, sig.mut_self)
 
 
 def _method_stmt(g):
