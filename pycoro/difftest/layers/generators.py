@@ -955,7 +955,21 @@ def _generator(g) -> None:
                 first = ForH(var, m.Var(t, n), body, g.fresh("gt"))
             rest = _co_body(g, elem)
             return m.Block([first] + rest.body)
-        return _co_body(g, elem)
+        body = _co_body(g, elem)
+        ints = [(n, t) for n, t in params if is_int(t)]
+        if ints and g.chance(0.35):
+            # `if COND { co_return; }` first, COND on scalar parameters and
+            # literals: a `yield from` statement of it makes no frame when COND holds
+            n, t = g.pick(ints)
+            x = m.Var(t, n)
+            if g.chance(0.4):
+                x = m.Binary(t, g.pick(["%", "/", "&", "+", "*"]), x, m.Lit(t, g.r.randint(1, 5), True))
+            if g.chance(0.3):
+                x = m.Cast("i64", x)
+            lit = m.Lit(x.ty, g.r.randint(0, 6), True)
+            cond = m.Binary(BOOL, g.pick(["<", "<=", "==", "!=", ">"]), x, lit)
+            body.body.insert(0, m.If(cond, m.Block([CoReturn()])))
+        return body
     co_function(g, sig, elem, "Generator", make)
     st["cos"].append(CoSig(name, params, sig.ret, sig.cost))
 
