@@ -700,6 +700,9 @@ def _for_gen(g):
         src, elem = any_gen_expr(g)
         if src is None:
             return None
+        if isinstance(src, MoveVar):   # `for v in h` iterates h in place: no move
+            _fstate(g)["moved"].discard(src.name)
+            src = m.Var(src.ty, src.name)
     var = g.fresh("ge")
     g.fn.scopes.append([VarInfo(var, elem, False)])
     busy = _fstate(g)["busy"]
