@@ -164,7 +164,16 @@ class Gen:
         self.fn.scopes[-1].append(VarInfo(name, ty, mutable))
 
     def visible(self) -> list[VarInfo]:
-        return [v for scope in self.fn.scopes for v in scope] + self.globals
+        """The variables in scope: locals (a shadowed one hidden), then globals."""
+        out, seen = [], set()
+        for scope in reversed(self.fn.scopes):
+            for v in reversed(scope):
+                base = m.pc_name(v.name)
+                if base not in seen:
+                    seen.add(base)
+                    out.append(v)
+        out.reverse()
+        return out + self.globals
 
     def places(self, ty, mutable: bool = False, pure: bool = False) -> list[m.Expr]:
         """Places of type `ty` (variables, their fields and elements) in scope;

@@ -71,13 +71,22 @@ class Lit(Expr):
         return self.ty in (BOOL, "i64") or self.suffix
 
 
+SHADOW = "__shadow"
+
+
+def pc_name(name: str) -> str:
+    """A variable's PyCoro name: `x__shadow3` is a new `x` that shadows the old
+    one (in Python, where scopes are functions, it keeps a name of its own)."""
+    return name.split(SHADOW)[0]
+
+
 @dataclass
 class Var(Expr):
     ty: object
     name: str
 
     def pc(self) -> str:
-        return self.name
+        return pc_name(self.name)
 
     def py(self) -> str:
         return self.name
@@ -327,7 +336,7 @@ class Let(Stmt):
         kw = "var" if self.mutable else "let"
         t = f": {self.ty}" if self.annotate or self.init is None else ""
         init = f" = {self.init.pc()}" if self.init is not None else ""
-        return [f"{ind}{kw} {self.name}{t}{init};"]
+        return [f"{ind}{kw} {pc_name(self.name)}{t}{init};"]
 
     def py(self, ind: str) -> list[str]:
         return [f"{ind}{self.name} = {self.init.val() if self.init is not None else zero_py(self.ty)}"]

@@ -215,6 +215,33 @@ def _defer(g):
     return m.Defer(inner)
 
 
+def _shadow(g):
+    """`let x = x + e;` (or `x as T`): a new x hides the old one until its block
+    ends. Only in programs of arith and control, whose code refers to
+    variables through model.Var (which writes a shadowing name as PyCoro's)."""
+    if g.layer not in ("arith", "control"):
+        return None
+    olds = [v for scope in g.fn.scopes for v in scope if is_scalar(v.ty) and v.name != "self"]
+    olds = [v for v in olds if v in g.visible()]
+    if not olds:
+        return None
+    v = g.pick(olds)
+    old = m.Var(v.ty, v.name)
+    ty = v.ty if g.chance(0.6) else g.scalar_type()
+    if ty == v.ty and is_int(ty):
+        init = m.Binary(ty, g.pick(["+", "-", "^", "*"]), old, g.expr(ty))
+    elif ty == v.ty:
+        init = m.Binary(BOOL, g.pick(["^", "==", "!="]), old, g.expr(BOOL))
+    elif ty == BOOL:
+        init = m.Binary(BOOL, "!=", old, g.literal(v.ty, ctx=True))
+    else:
+        init = m.Cast(ty, old)
+    name = f"{m.pc_name(v.name)}{m.SHADOW}{g.fresh('')}"
+    mutable = g.chance(0.5)
+    g.declare(name, ty, mutable)
+    return m.Let(name, ty, init, mutable, annotate=g.chance(0.5) or not init.typed())
+
+
 def _block(g):
     if not g.can_nest():
         return None
@@ -345,7 +372,7 @@ class Control(Layer):
 
     def statements(self):
         return [(4, _if), (2, _while), (2, _loop), (3, _for), (2.5, _jump), (0.7, _return), (2, _defer),
-                (0.7, _block), (2.5, _let_agg), (1.5, _assign_agg), (2, _dump_agg), (2, _method_stmt),
+                (0.7, _block), (1.5, _shadow), (2.5, _let_agg), (1.5, _assign_agg), (2, _dump_agg), (2, _method_stmt),
                 (2, _call_stmt)]
 
     def expressions(self):
