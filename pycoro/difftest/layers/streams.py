@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from .. import model as m
 from ..generate import FnSig, VarInfo
-from ..types import BOOL, is_scalar, scalar_leaves
+from ..types import BOOL, is_scalar, scalar_leaves, zero_py
 from . import Layer, register
 
 IND = m.IND
@@ -271,6 +271,8 @@ class CoFnDecl(m.FnDecl):
             out[head:head] = [f"{IND}if False:", f"{IND}{IND}yield"]   # a generator even without a yield
         elif self.kind == "task":
             out[0:1] = ["@taskfn", "async " + out[0]]
+            if self.value_ty not in (None, "void"):   # falling off the end: the promise keeps T's zero value
+                out.append(f"{IND}return {zero_py(self.value_ty)}")
         elif self.kind == "async":
             out[0] = "async " + out[0]
         return out

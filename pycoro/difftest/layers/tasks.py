@@ -117,7 +117,7 @@ def _task_fn(g, recursive: bool = False) -> None:
         if not blk.ends():
             blk.body.append(CoReturn(g.expr(t) if ret is not None else None))
         return blk
-    add_coroutine(g, sig, body, "task", g.tasks)
+    add_coroutine(g, sig, body, "task", g.tasks).value_ty = t
     if recursive:
         sig.cost *= 6
 
