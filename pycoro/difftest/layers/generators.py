@@ -257,7 +257,10 @@ class HAssign(m.Stmt):
         return [f"{ind}{self.name} = {self.value.pc()};"]
 
     def py(self, ind: str) -> list[str]:
-        return [f"{ind}{self.name} = _reassign({self.name}, {self.value.py()})"]
+        # the value first (it may move the variable's own coroutine, as in
+        # `h = chain(h, …);`), then the variable's coroutine, if still there, is destroyed
+        tmp = f"_new_{self.name}"
+        return [f"{ind}{tmp} = {self.value.py()}", f"{ind}_close({self.name})", f"{ind}{self.name} = {tmp}"]
 
 
 @dataclass
@@ -357,11 +360,6 @@ def _mk(fn, zero, *args):
 def _close(w):
     if w is not None:
         w.close()
-
-
-def _reassign(old, new):
-    _close(old)
-    return new
 
 
 def _yf(w):
@@ -803,6 +801,7 @@ def _reassign(g):
     e = gen_expr(g, v.ty.elem)
     if e is None or (isinstance(e, MoveVar) and e.name == v.name):
         return None
+    _fstate(g)["moved"].discard(v.name)   # it holds a coroutine again (if the value moved it)
     return HAssign(v.name, e)
 
 
