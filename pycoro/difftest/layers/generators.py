@@ -12,7 +12,8 @@ delegating to itself (depth 0..4, sometimes with the `if n <= 0 {
 co_return; }` base case that pycoro compiles without a frame), generators
 that take a generator as a parameter (they own it), a generic generator
 `fn NAME<T>(x: T, n: i64)` called for several element types (sometimes with
-explicit type arguments); `for v in f(…)` over a
+explicit type arguments), generator methods taking `self` by value (the
+frame keeps a copy of the receiver, which the body may change); `for v in f(…)` over a
 temporary (destroyed at the end of the loop, also on break/continue/return),
 `for v in g` over a variable (advanced in place, not destroyed);
 `var g = f(…);` driven by hand (`g.next()`, `g.value()` after a `next()`,
@@ -106,6 +107,28 @@ class GenCall(m.Expr):
         if self.make:
             return f"{self.pyfn or self.fn}({args})"
         return f"_mk({self.pyfn or self.fn}, {zero_py(self.ty.elem)}{', ' if args else ''}{args})"
+
+    def pure(self) -> bool:
+        return False
+
+
+@dataclass
+class GenMethodCall(m.Expr):
+    """`recv.name(args)` of a generator method taking `self` by value: the
+    frame keeps a copy of the receiver."""
+    ty: HandleT
+    recv: m.Expr
+    struct: str
+    method: str
+    args: list
+
+    def pc(self) -> str:
+        recv = self.recv.pc()
+        return f"{recv}.{self.method}({', '.join(a.pc() for a in self.args)})"
+
+    def py(self) -> str:
+        args = ", ".join([self.recv.val()] + [a.val() for a in self.args])
+        return f"_mk({self.struct}__{self.method}, {zero_py(self.ty.elem)}, {args})"
 
     def pure(self) -> bool:
         return False
@@ -296,7 +319,7 @@ class CoFnDecl(m.FnDecl):
     coroutine: bool = False
 
     def py_lines(self, globals_: list[str]) -> list[str]:
-        params = [n for n, _ in self.params]
+        params = (["self"] if self.self_kind else []) + [n for n, _ in self.params]
         out = [f"def {self.py_name()}({', '.join(params)}):"]
         if globals_:
             out.append(f"{IND}global {', '.join(globals_)}")
@@ -495,6 +518,7 @@ class CoSig:
     recursive: bool = False
     make: bool = False    # a plain function returning a handle
     generic: bool = False  # fn NAME<T>(x: T, n: i64) -> Generator<T>: any element type
+    struct: object = None  # a generator method's struct (StructT): `self` by value
 
 
 def _state(g):
@@ -589,6 +613,9 @@ def gen_expr(g, elem, depth=0, allow_move=True):
     if kind == "call":
         s = g.pick(cos)
         g.fn.cost += g.fn.mult * s.cost
+        if s.struct is not None:
+            recv = g.expr(s.struct, ctx=False)
+            return GenMethodCall(ty, recv, s.struct.name, s.name, [g.expr(t) for _, t in s.params])
         args = []
         for _, t in s.params:
             if is_handle(t):
@@ -882,7 +909,7 @@ def without_return(g):
     return [(w, f) for w, f in g.stmt_kinds if f is not _return]
 
 
-def co_function(g, sig: FnSig, elem, promise: str, make_body) -> CoFnDecl:
+def co_function(g, sig: FnSig, elem, promise: str, make_body, self_ty=None) -> CoFnDecl:
     """Generate a coroutine (its statements may yield) and record it."""
     saved = g.stmt_kinds
     g.stmt_kinds = without_return(g)
@@ -891,10 +918,13 @@ def co_function(g, sig: FnSig, elem, promise: str, make_body) -> CoFnDecl:
         g.fn.co_kind, g.fn.co_elem = promise, elem
         return make_body(g)
     try:
-        decl = g.function(sig, body)
+        decl = g.function(sig, body, self_ty=self_ty)
     finally:
         g.stmt_kinds = saved
-    g.functions.remove(sig)
+    if sig.struct:
+        g.methods[sig.struct].remove(sig)
+    else:
+        g.functions.remove(sig)
     new = CoFnDecl(**{k: getattr(decl, k) for k in decl.__dataclass_fields__}, coroutine=True)
     g.decls[g.decls.index(decl)] = new
     return new
@@ -974,6 +1004,20 @@ def _generator(g) -> None:
         return body
     co_function(g, sig, elem, "Generator", make)
     st["cos"].append(CoSig(name, params, sig.ret, sig.cost))
+
+
+def _method(g) -> None:
+    """impl S { fn NAME(self, …) -> Generator<T> }: a generator over a copy of
+    the receiver (its statements read and change `self`, the copy)."""
+    if not g.structs:
+        return
+    st = g.pick(g.structs)
+    elem = elem_type(g)
+    params = [(g.fresh("a"), g.scalar_type()) for _ in range(g.r.randint(0, 1))]
+    name = g.fresh("gm")
+    sig = FnSig(name, params, HandleT(elem), struct=st.name, mut_self=False)
+    co_function(g, sig, elem, "Generator", lambda g: _co_body(g, elem), self_ty=st)
+    _state(g)["cos"].append(CoSig(name, params, sig.ret, sig.cost, struct=st))
 
 
 def _recursive(g) -> None:
@@ -1161,7 +1205,7 @@ class Generators(Layer):
             _recursive(g)
         _mappers(g)
         for _ in range(g.r.randint(0, 2)):
-            _generator(g)
+            _generator(g) if g.chance(0.7) else _method(g)
         for _ in range(g.r.randint(0, 2)):
             _user(g)
         if g.chance(0.5):
