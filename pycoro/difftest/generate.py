@@ -289,9 +289,11 @@ class Gen:
                 return s
         return m.Print(self.fresh("p"), [self.expr(self.scalar_type(), ctx=False)])
 
-    def block(self, lo: int = 1, hi: int = 4, loop: bool = False, mult: int = 1, prefix=()) -> m.Block:
+    def block(self, lo: int = 1, hi: int = 4, loop: bool = False, mult: int = 1, prefix=(), end=None) -> m.Block:
         """A nested block of lo..hi statements (fewer when the budget is spent),
-        with its own scope; `loop`: a loop body; `mult`: how many times it runs."""
+        with its own scope; `loop`: a loop body; `mult`: how many times it runs;
+        `end(g) -> Stmt`: a last statement, made in the block's scope (it sees
+        what the block declared and shadowed) when control reaches the end."""
         f = self.fn
         f.scopes.append([])
         f.depth += 1
@@ -305,6 +307,8 @@ class Gen:
                 body.append(s)
                 if s.ends():
                     break
+            if end is not None and not any(s.ends() for s in body):
+                body.append(end(self))
         finally:
             f.scopes.pop()
             f.depth -= 1

@@ -40,9 +40,7 @@ def _ret_type(g):
 def _body(g, ret, lo=2, hi=5, prefix=()) -> m.Block:
     saved, g.budget = g.budget, 14
     try:
-        body = g.block(lo, hi, prefix=prefix)
-        if ret is not None and not body.ends():
-            body.body.append(m.Return(g.expr(ret)))
+        body = g.block(lo, hi, prefix=prefix, end=None if ret is None else lambda g: m.Return(g.expr(ret)))
     finally:
         g.budget = saved
     return body
@@ -74,7 +72,8 @@ def _recursive(g) -> None:
             again = m.Binary(ty, g.pick(["+", "-", "^", "*"]), again, g.expr(ty))
         elif ty == BOOL:
             again = m.Binary(BOOL, g.pick(["^", "==", "!="]), again, g.expr(BOOL))
-        return m.Block([base] + middle.body[:-1] + [m.Return(again)] if middle.ends() else [base] + middle.body + [m.Return(again)])
+        # the middle in a block of its own: what it shadows (the depth) is not shadowed in `again`
+        return m.Block([base, m.Block(middle.body[:-1] if middle.ends() else middle.body), m.Return(again)])
     g.function(sig, body)
     sig.cost = sig.cost * 7
 
