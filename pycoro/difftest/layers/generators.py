@@ -47,9 +47,12 @@ that never closes `h` (Python's own `yield from` would close it, before the
 
 Deliberately not generated: `value()` before the first `next()` (the
 promise's `current` is not specified then), `resume()` of a finished
-coroutine (a panic by design, not a value), handles in globals, structs,
-arrays or as yielded values (not supported yet: docs/coroutines.md),
-`count` outside `take`/`zip` (it never ends), `Stream`/`Once`.
+coroutine (a panic by design, not a value), handles in globals or yielded
+(not supported: docs/coroutines.md), handles in struct fields and arrays
+(supported, destroyed field by field / first to last: not generated yet),
+generator methods on `mut self` (they refer to the caller's value, and the
+oracle cannot follow an assignment of the whole value: Python rebinds the
+name), `count` outside `take`/`zip` (it never ends), `Stream`/`Once`.
 """
 from __future__ import annotations
 
