@@ -588,11 +588,15 @@ class FnGen:
         b.position_at_end(done)
 
     def emit_stmt(self, s: ast.Stmt) -> None:
-        scope = self.scopes[-1]
-        mark = len(scope)
+        mark = len(self.scopes[-1])
         self.current_span = s.span
         getattr(self, f"stmt_{type(s).__name__}")(s)
         # The statement's owning temporaries die at its end (`for v in range(0, 3)`).
+        self.drop_temporaries(mark)
+
+    def drop_temporaries(self, mark: int) -> None:
+        """Destroy the owning temporaries made since the current scope had `mark` items."""
+        scope = self.scopes[-1]
         temps = [item for item in scope[mark:] if item[0] == "temp"]
         if temps and not self.b.block.is_terminated:
             self.run_cleanups(temps)
@@ -695,7 +699,12 @@ class FnGen:
         self.b.branch(cond_bb)
         self.b.position_at_end(cond_bb)
         if cond is not None:
-            self.b.cbranch(cond(), body_bb, end_bb)
+            # A `while` condition's temporaries die as it is decided, each time:
+            # `while g(n).next() {…}` makes a generator per test.
+            mark = len(self.scopes[-1])
+            decided = cond()
+            self.drop_temporaries(mark)
+            self.b.cbranch(decided, body_bb, end_bb)
         else:
             self.b.branch(body_bb)
         self.b.position_at_end(body_bb)
@@ -1056,20 +1065,29 @@ class FnGen:
         return self.binop(e.op, left, right, lt, e.span, self.type_of(e.right))
 
     def short_circuit(self, e: ast.Binary) -> ir.Value:
+        """`a && b` / `a || b`; the owning temporaries `b` makes are emptied on the
+        path that skips it, so that destroying them at the statement's end
+        destroys nothing there (they were destroyed garbage: a crash)."""
         left = self.expr(e.left)
-        start = self.b.block
-        rhs_bb, end_bb = self.block(f"{'and' if e.op == '&&' else 'or'}.rhs"), self.block("logic.end")
+        name = "and" if e.op == "&&" else "or"
+        rhs_bb, skip_bb, end_bb = self.block(f"{name}.rhs"), self.block(f"{name}.skip"), self.block("logic.end")
         if e.op == "&&":
-            self.b.cbranch(left, rhs_bb, end_bb)
+            self.b.cbranch(left, rhs_bb, skip_bb)
         else:
-            self.b.cbranch(left, end_bb, rhs_bb)
+            self.b.cbranch(left, skip_bb, rhs_bb)
         self.b.position_at_end(rhs_bb)
+        mark = len(self.scopes[-1])
         right = self.expr(e.right)
         rhs_end = self.b.block
         self.b.branch(end_bb)
+        self.b.position_at_end(skip_bb)
+        for kind, what in self.scopes[-1][mark:]:
+            if kind == "temp":
+                self.zero(*what)
+        self.b.branch(end_bb)
         self.b.position_at_end(end_bb)
         phi = self.b.phi(I1)
-        phi.add_incoming(I1(0 if e.op == "&&" else 1), start)
+        phi.add_incoming(I1(0 if e.op == "&&" else 1), skip_bb)
         phi.add_incoming(right, rhs_end)
         return phi
 
