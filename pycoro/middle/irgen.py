@@ -684,7 +684,9 @@ class FnGen:
         if s.else_ is not None:
             self.b.position_at_end(else_bb)
             if isinstance(s.else_, ast.If):
-                self.stmt_If(s.else_)
+                # a statement of its own: its condition's temporaries are made,
+                # and destroyed, on this path only
+                self.emit_stmt(s.else_)
             else:
                 self.emit_block(s.else_)
             if not self.b.block.is_terminated:
