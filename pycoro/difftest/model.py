@@ -529,6 +529,34 @@ class Defer(Stmt):
         return []
 
 
+@dataclass
+class Yield(Stmt):
+    """`yield v;` in a coroutine of any kind the layers make (a generator, a
+    stream, a `send` coroutine): the oracle's twin is a Python generator."""
+    value: Expr
+
+    def pc(self, ind: str) -> list[str]:
+        return [f"{ind}yield {self.value.pc()};"]
+
+    def py(self, ind: str) -> list[str]:
+        return [f"{ind}yield {self.value.val()}"]
+
+
+@dataclass
+class CoReturn(Stmt):
+    """`co_return v;` / `co_return;`: the twin's `return`."""
+    value: Expr | None = None
+
+    def pc(self, ind: str) -> list[str]:
+        return [f"{ind}co_return {self.value.pc()};" if self.value is not None else ind + "co_return;"]
+
+    def py(self, ind: str) -> list[str]:
+        return [f"{ind}return {self.value.val()}" if self.value is not None else ind + "return"]
+
+    def ends(self) -> bool:
+        return True
+
+
 # --------------------------------------------------------------- declarations
 
 class Decl:

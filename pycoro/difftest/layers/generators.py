@@ -60,7 +60,8 @@ from dataclasses import dataclass, field
 
 from .. import model as m
 from ..generate import FnSig, VarInfo
-from ..types import BOOL, ArrayT, StructT, is_aggregate, is_int, is_scalar, zero_py
+from ..model import CoReturn, Yield
+from ..types import BOOL, ArrayT, StructT, is_int, is_scalar, zero_py
 from . import Layer, register
 from .arith import calls
 
@@ -216,31 +217,6 @@ class YieldFrom(m.Expr):
 
     def pure(self) -> bool:
         return False
-
-
-@dataclass
-class YieldStmt(m.Stmt):
-    e: m.Expr
-
-    def pc(self, ind: str) -> list[str]:
-        return [f"{ind}yield {self.e.pc()};"]
-
-    def py(self, ind: str) -> list[str]:
-        return [f"{ind}yield {self.e.val()}"]
-
-
-@dataclass
-class CoReturn(m.Stmt):
-    value: m.Expr | None = None
-
-    def pc(self, ind: str) -> list[str]:
-        return [f"{ind}co_return {self.value.pc()};" if self.value is not None else ind + "co_return;"]
-
-    def py(self, ind: str) -> list[str]:
-        return [f"{ind}return {self.value.val()}" if self.value is not None else ind + "return"]
-
-    def ends(self) -> bool:
-        return True
 
 
 @dataclass
@@ -838,7 +814,7 @@ def _reassign(g):
 def _yield(g):
     if co_kind(g) is None or g.fn.in_defer:
         return None
-    return YieldStmt(g.expr(g.fn.co_elem))
+    return Yield(g.expr(g.fn.co_elem))
 
 
 def _yield_from(g):
@@ -940,12 +916,12 @@ def _co_body(g, elem, lo=2, hi=5, budget=12) -> m.Block:
     finally:
         g.budget = saved
     stmts = body.body
-    if not any(isinstance(s, YieldStmt) for s in stmts):
+    if not any(isinstance(s, Yield) for s in stmts):
         k = g.r.randint(0, len(stmts) - (1 if stmts and stmts[-1].ends() else 0))
-        stmts.insert(k, YieldStmt(g.expr(elem)))
+        stmts.insert(k, Yield(g.expr(elem)))
     if g.chance(0.5) and g.fn.co_kind == "Generator":
         k = g.r.randint(0, len(stmts) - (1 if stmts and stmts[-1].ends() else 0))
-        stmts.insert(k, YieldStmt(g.expr(elem)))
+        stmts.insert(k, Yield(g.expr(elem)))
     if g.chance(0.5):
         # a defer early on: pending while the generator is suspended
         names = [v for v in g.visible() if is_scalar(v.ty)][:2]
@@ -1035,7 +1011,7 @@ def _recursive(g) -> None:
         if g.chance(0.4):
             base = m.If(cond, m.Block([CoReturn()]))   # the frameless base case
         else:
-            base = m.If(cond, m.Block([YieldStmt(m.Var(elem, x)), CoReturn(g.expr(elem) if g.chance(0.7) else None)]))
+            base = m.If(cond, m.Block([Yield(m.Var(elem, x)), CoReturn(g.expr(elem) if g.chance(0.7) else None)]))
         stmts = [base]
         saved, g.budget = g.budget, 4
         try:
@@ -1049,7 +1025,7 @@ def _recursive(g) -> None:
                 else:
                     stmts.append(m.ExprStmt(YieldFrom(elem, again)))
                 if g.chance(0.6):
-                    stmts.append(YieldStmt(g.expr(elem)))
+                    stmts.append(Yield(g.expr(elem)))
                 if g.chance(0.4):
                     stmts += g.block(1, 1).body
         finally:
@@ -1069,7 +1045,7 @@ def _generic(g) -> None:
     tv = m.Var("T", x)
     nv = m.Var("i64", n)
     stop = g.r.randint(1, 4)
-    loop_body = [YieldStmt(tv), m.Assign(m.Var("i64", i), "+=", m.Lit("i64", 1))]
+    loop_body = [Yield(tv), m.Assign(m.Var("i64", i), "+=", m.Lit("i64", 1))]
     if g.chance(0.5):
         loop_body.append(m.If(m.Binary(BOOL, "==", m.Var("i64", i), m.Lit("i64", stop)),
                               m.Block([m.Print(g.fresh("gs"), [nv]), CoReturn(tv if g.chance(0.6) else None)])))

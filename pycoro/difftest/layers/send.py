@@ -32,8 +32,24 @@ from ..generate import FnSig
 from ..types import BOOL, is_scalar
 from . import Layer, register
 from .arith import calls
-from .generators import (Closer, CoSig, GenCall, HAssign, HandleLet, HandleT, HMethod, YieldStmt, _co_body,
-                         _fstate, _show, _state, co_function, co_kind, live_handles, move, movable)
+from .generators import (
+    Closer,
+    CoSig,
+    GenCall,
+    HandleLet,
+    HandleT,
+    HAssign,
+    HMethod,
+    _co_body,
+    _fstate,
+    _show,
+    _state,
+    co_function,
+    co_kind,
+    live_handles,
+    movable,
+    move,
+)
 
 PROMISE = """struct SendBox<T> { slot: ptr<T> }
 impl<T> SendBox<T> {

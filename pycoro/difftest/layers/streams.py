@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from .. import model as m
 from ..generate import FnSig, VarInfo
+from ..model import CoReturn, Yield
 from ..types import BOOL, is_scalar, scalar_leaves, zero_py
 from . import Layer, register
 
@@ -118,31 +119,6 @@ class PyOnly(m.Decl):
 
     def py(self) -> list[str]:
         return list(self.lines)
-
-
-@dataclass
-class CoReturn(m.Stmt):
-    value: m.Expr | None = None
-
-    def pc(self, ind: str) -> list[str]:
-        return [f"{ind}co_return {self.value.pc()};" if self.value is not None else ind + "co_return;"]
-
-    def py(self, ind: str) -> list[str]:
-        return [f"{ind}return {self.value.val()}" if self.value is not None else ind + "return"]
-
-    def ends(self) -> bool:
-        return True
-
-
-@dataclass
-class Yield(m.Stmt):
-    value: m.Expr
-
-    def pc(self, ind: str) -> list[str]:
-        return [f"{ind}yield {self.value.pc()};"]
-
-    def py(self, ind: str) -> list[str]:
-        return [f"{ind}yield {self.value.val()}"]
 
 
 @dataclass

@@ -29,10 +29,20 @@ from dataclasses import dataclass
 
 from .. import model as m
 from ..generate import FnSig
+from ..model import CoReturn
 from ..types import BOOL, is_aggregate, is_scalar
 from . import Layer, register
 from .arith import calls
-from .streams import CoReturn, PyOnly, add_coroutine, args_for, budgeted, drop_handle, elem, kind, replace_returns
+from .streams import (
+    PyOnly,
+    add_coroutine,
+    args_for,
+    budgeted,
+    drop_handle,
+    elem,
+    kind,
+    replace_returns,
+)
 
 PY_HELPERS = '''
 from pycoro.difftest.async_oracle import taskfn
