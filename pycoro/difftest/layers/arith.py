@@ -126,12 +126,16 @@ def call(g, ty, ctx):
                and f.cost + f.mult * s.cost < g_cost_cap(g)]
     if not options:
         return None
-    sig = g.pick(options)
-    f.cost += f.mult * sig.cost
+    return call_of(g, g.pick(options))
+
+
+def call_of(g, sig) -> m.Call:
+    """A call of `sig` with random arguments (a recursion's depth small), its cost counted."""
+    g.fn.cost += g.fn.mult * sig.cost
     args = [g.expr(t) for _, t in sig.params]
     if sig.recursive:
         args[0] = m.Lit("i64", g.r.randint(0, 5))
-    return m.Call(ty, sig.name, args)
+    return m.Call(sig.ret, sig.name, args)
 
 
 def g_cost_cap(g) -> int:

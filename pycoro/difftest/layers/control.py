@@ -15,7 +15,7 @@ from .. import model as m
 from ..generate import FnSig
 from ..types import BOOL, ArrayT, StructT, is_aggregate, is_int, is_scalar, min_max, scalar_leaves
 from . import Layer, register
-from .arith import calls
+from .arith import call_of, calls, g_cost_cap
 
 
 def _structs(g) -> None:
@@ -322,15 +322,11 @@ def _method_stmt(g):
 
 def _call_stmt(g):
     f = g.fn
-    options = [s for s in f.callable if not s.struct and f.cost + f.mult * s.cost < 4000]
+    options = [s for s in f.callable if not s.struct and f.cost + f.mult * s.cost < g_cost_cap(g)]
     if not options:
         return None
     sig = g.pick(options)
-    f.cost += f.mult * sig.cost
-    args = [g.expr(t) for _, t in sig.params]
-    if sig.recursive:
-        args[0] = m.Lit("i64", g.r.randint(0, 5))
-    call = m.Call(sig.ret, sig.name, args)
+    call = call_of(g, sig)
     if sig.ret is not None and is_scalar(sig.ret) and g.chance(0.7):
         return m.Print(g.fresh("c"), [call])
     return m.ExprStmt(call)
