@@ -29,7 +29,7 @@ from pathlib import Path
 from .backend import targets
 from .driver import Compilation, Options
 from .options import DEFAULT_GPU_ARCH
-from .frontend.layout import size_align
+from .frontend.layout import StructLayouts
 from .frontend.program import BuiltinCall
 from .embed import C_TYPES, scalar_argument
 from .frontend.types import FloatT, PtrT, Type
@@ -63,8 +63,7 @@ class Kernels:
         base = compilation.options
         program = Compilation(compilation.source, compilation.display, compilation.base_dir,
                               Options(opt_level=base.opt_level, target="nvptx")).check()
-        fields = program.struct_fields
-        self._kernels = {f.decl.name: Kernel(self, f.decl.name, f.params, fields)
+        self._kernels = {f.decl.name: Kernel(self, f.decl.name, f.params, program.layouts)
                          for f in program.functions if f.decl.kind == "kernel"}
         self.uses_barrier = any(isinstance(t, BuiltinCall) and t.name == "sync_threads"
                                 for f in program.functions for t in f.calls.values())
@@ -97,9 +96,9 @@ class Kernels:
 
 
 class Kernel:
-    def __init__(self, owner: Kernels, name: str, params: list[tuple[str, Type]], fields):
+    def __init__(self, owner: Kernels, name: str, params: list[tuple[str, Type]], layouts: StructLayouts):
         self.owner, self.name, self.params = owner, name, params
-        self._sizes = [size_align(t.elem, fields)[0] if isinstance(t, PtrT) else 0 for _, t in params]
+        self._sizes = [layouts.size_align(t.elem)[0] if isinstance(t, PtrT) else 0 for _, t in params]
         self.elapsed: float | None = None   # seconds, of the last launch
         self._entry = None
 

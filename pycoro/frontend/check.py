@@ -14,7 +14,7 @@ import functools
 
 from . import ast, intrinsics
 from . import messages as M
-from .layout import MAX_TYPE_BYTES, is_aggregate, owns, size_align
+from .layout import MAX_TYPE_BYTES, StructLayouts, is_aggregate
 from .gpu import GPU_BUILTINS, GPU_TARGETS, coroutine_recursion
 from .program import (AwaitInfo, BuiltinCall, CheckedProgram, CoroutineInfo, DirectCall, FnInstance,
                       GlobalVar, HandleCall, IndirectCall, IterProtocol, LocalVar)
@@ -77,7 +77,7 @@ class ProgramChecker:
         # The callee must not move that parameter; known once every body is checked.
         self.lent: list[tuple[ast.Expr, FnInstance, int, _Borrow]] = []
         self.globals: dict[str, GlobalVar] = {}
-        self._fields: dict[StructT, list[tuple[str, Type]]] = {}
+        self.layouts = StructLayouts(self.struct_fields)
         self._laying_out: set[StructT] = set()
         self._impl_targets: dict[ast.ImplDecl, Type] = {}
         # Each promise's `var`s form a struct (the promise state, in the frame);
@@ -131,8 +131,44 @@ class ProgramChecker:
                 self.reporter.error(M.gpu_coroutine_recursion(callee.display, caller.display), call.span,
                                     hint=M.gpu_recursion_hint())
         main = self._find_main(need_main, main_file)
+        self._lay_out_every_struct_seen()
         return CheckedProgram(list(self.instances.values()), list(self.globals.values()), main,
-                              self.struct_fields, self._async_runtime())
+                              self.layouts.frozen(), self._async_runtime())
+
+    def _lay_out_every_struct_seen(self) -> None:
+        """Lay out each struct instance the checked program mentions, behind
+        pointers and in function types too, so the middle's frozen layouts
+        answer every question it can ask."""
+        seen: set[Type] = set()
+
+        def visit(t) -> None:
+            if not isinstance(t, Type) or t in seen or has_vars(t):
+                return
+            seen.add(t)
+            match t:
+                case StructT():
+                    for _, ft in self.struct_fields(t):
+                        visit(ft)
+                case PromiseT():
+                    for arg in t.args:
+                        visit(arg)
+                    visit(self.promise_state(t))
+                case ArrayT() | PtrT():
+                    visit(t.elem)
+                case FnT():
+                    for pt in (*t.params, t.ret):
+                        visit(pt)
+
+        for g in self.globals.values():
+            visit(g.type)
+        for inst in self.instances.values():
+            for _, pt in inst.params:
+                visit(pt)
+            visit(inst.ret)
+            for t in inst.types.values():
+                visit(t)
+            for var in inst.locals.values():
+                visit(var.type)
 
     def _async_runtime(self) -> dict[str, FnInstance]:
         """std/async's functions that the code generator calls (when it is imported)."""
@@ -202,16 +238,16 @@ class ProgramChecker:
 
     def _sized(self, t: Type, span: Span) -> Type:
         if not has_vars(t):
-            size = size_align(t, self.struct_fields)[0]
+            size = self.layouts.size_align(t)[0]
             if size > MAX_TYPE_BYTES:
                 self.reporter.error(M.type_too_large(t, size, MAX_TYPE_BYTES), span)
                 return ERROR
         return t
 
-    def struct_fields(self, t: StructT, use: Span | None = None) -> list[tuple[str, Type]]:
+    def struct_fields(self, t: StructT, use: Span | None = None) -> tuple[tuple[str, Type], ...]:
         """The fields of a struct instance, with its type arguments substituted."""
-        if t in self._fields:
-            return self._fields[t]
+        if self.layouts.known(t):
+            return self.layouts.fields(t)
         if t in self._laying_out:
             self.reporter.error(M.recursive_struct(t.decl.name), span_of(t.decl))
             return []
@@ -225,8 +261,8 @@ class ProgramChecker:
             seen.add(name)
             self._contained(ft)
         self._laying_out.discard(t)
-        self._fields[t] = fields
-        return fields
+        self.layouts.record(t, fields)
+        return self.layouts.fields(t)
 
     def _contained(self, t: Type) -> None:
         # Lay out value-contained structs now, so that a cycle is found.
@@ -250,7 +286,7 @@ class ProgramChecker:
             t = ERROR
         if decl.init is not None and not _is_constant(decl.init):
             self.reporter.error(M.global_not_const(), decl.init.span)
-        if t is not ERROR and owns(t, self.struct_fields):
+        if t is not ERROR and self.layouts.owns(t):
             self.reporter.error(M.owning_in_aggregate(t), span_of(decl))
             t = ERROR
         self.globals[decl.name] = GlobalVar(decl, t, f"pc.{decl.name}")
@@ -430,12 +466,12 @@ class ProgramChecker:
             # checked where that state's layout was asked for)
             return t
         held = [name for name, ft in self.struct_fields(self.promise_state(t))
-                if owns(ft, self.struct_fields)]
+                if self.layouts.owns(ft)]
         if held:
             # Nothing destroys a promise state, and `h.promise().field` reads copy it.
             self.reporter.error(M.owning_in_promise_state(t, held[0]), use)
             return ERROR
-        if abi_of(t) in _RETCON_START and t.args and owns(t.args[0], self.struct_fields):
+        if abi_of(t) in _RETCON_START and t.args and self.layouts.owns(t.args[0]):
             # `value()` copies the yielded value out each time it is called, and
             # nothing destroys the one the coroutine handed over.
             self.reporter.error(M.owning_yielded_by_retcon(t), use)
@@ -654,7 +690,7 @@ class BodyChecker:
     def declare(self, node: ast.Node, name: str, t: Type, mutable: bool, is_param: bool = False,
                 owned: bool = True) -> LocalVar:
         var = LocalVar(name, t, mutable, is_param, self.loop_nesting,
-                       owned=owned and t is not ERROR and owns(t, self.p.struct_fields))
+                       owned=owned and t is not ERROR and self.p.layouts.owns(t))
         self.scopes[-1][name] = var
         self.declared_at[id(var)] = (len(self.scopes), len(self.declared_at))
         if self.inst is not None:
@@ -1058,7 +1094,7 @@ class BodyChecker:
     def consume(self, e: ast.Expr, t: Type) -> None:
         """`e` moves into its context (a variable, an argument, a return): an owning
         handle leaves the variable that held it."""
-        if self.inst is None or t is ERROR or not owns(t, self.p.struct_fields):
+        if self.inst is None or t is ERROR or not self.p.layouts.owns(t):
             return
         self.inst.consumed.add(id(e))
         borrow = self._borrow_of(e)
@@ -1813,7 +1849,7 @@ class BodyChecker:
         align = 8
         if result is None:  # promise(): the promise state, by reference
             result = self.p.promise_state(recv)
-            align = size_align(result, self.p.struct_fields)[1]
+            align = self.p.layouts.size_align(result)[1]
         self._call(e, HandleCall(callee.name, callee.base, max(align, 1), isinstance(recv, PromiseT)))
         return result
 

@@ -35,7 +35,7 @@ from .program import (
     IndirectCall,
 )
 from . import ast
-from .layout import size_align
+from .layout import StructLayouts
 from .types import BOOL, PRIMITIVES, VOID, ArrayT, PromiseT, PtrT, StructT, Type, is_scalar
 from ..paths import in_stdlib
 from ..record import record
@@ -112,7 +112,7 @@ def exports(program: CheckedProgram) -> list[Export]:
         item = _generated_item(f.ret)
         if all(is_scalar(t) for _, t in f.params) and (is_scalar(f.ret) or f.ret == VOID or item):
             found.append(Export(d.name, tuple(f.params), VOID if item else f.ret, item, has_effects(f),
-                                f.ret.decl.name if item else "Generator", may_fault(f, program.struct_fields)))
+                                f.ret.decl.name if item else "Generator", may_fault(f, program.layouts)))
     return found
 
 
@@ -155,7 +155,7 @@ def has_effects(root: FnInstance) -> bool:
 BIG_FRAME = 1 << 20
 
 
-def may_fault(root: FnInstance, fields) -> bool:
+def may_fault(root: FnInstance, layouts: StructLayouts) -> bool:
     """Whether running `root` may end in a fault (SIGSEGV) rather than a
     panic: a stack overflow (it or what it calls may recurse, call through a
     function pointer or into C, or keep over BIG_FRAME bytes of locals), or
@@ -172,7 +172,7 @@ def may_fault(root: FnInstance, fields) -> bool:
         own = not in_stdlib(f.decl.span.file)   # the stdlib's raw pointers are the compiler's own
         if own and any(isinstance(node, ast.Index) and isinstance(f.types.get(node.base), PtrT) for node in f.types):
             return True
-        if own and sum(size_align(v.type, fields)[0] for v in f.locals.values() if isinstance(v.type, (ArrayT, StructT))) > BIG_FRAME:
+        if own and sum(layouts.size_align(v.type)[0] for v in f.locals.values() if isinstance(v.type, (ArrayT, StructT))) > BIG_FRAME:
             return True
         graph[id(f)] = callees = list(_callees(f))
         todo.extend(callees)

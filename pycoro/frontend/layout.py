@@ -5,7 +5,6 @@ their size, so these numbers equal LLVM's for the types pycoro emits.
 """
 from __future__ import annotations
 
-import functools
 from typing import Callable
 
 from .types import BOOL, VOID, ArrayT, FloatT, IntT, PromiseT, StructT, Type
@@ -17,49 +16,88 @@ POINTER_SIZE = 8
 MAX_TYPE_BYTES = 1 << 30
 
 
-@functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
-def size_align(t: Type, fields: Callable[[StructT], list[tuple[str, Type]]]) -> tuple[int, int]:
-    """(size, alignment) in bytes; `fields` gives a struct's field types."""
-    return _compute(t, fields)
+class StructLayouts:
+    """Every struct instance's fields (type arguments substituted), and the
+    sizes, alignments and ownership that follow from them.
 
+    The checker fills it as it lays structs out, through `lay_out` (which
+    reports recursive structs and duplicate fields); `frozen()` is what the
+    middle gets: the same layouts, no way back into the checker. Its caches
+    belong to one compilation, so nothing of one program outlives it."""
 
-def _compute(t: Type, fields) -> tuple[int, int]:
-    match t:
-        case IntT(bits=bits) | FloatT(bits=bits):
-            return bits // 8, bits // 8
-        case ArrayT(elem=elem, size=n):
-            size, align = size_align(elem, fields)
-            return size * n, align
-        case StructT():
-            offset, align = 0, 1
-            for _, ft in fields(t):
-                fsize, falign = size_align(ft, fields)
-                offset = (offset + falign - 1) // falign * falign + fsize
-                align = max(align, falign)
-            return (offset + align - 1) // align * align, align
-    if t == BOOL:
-        return 1, 1
-    if t == VOID:
-        return 0, 1
-    return POINTER_SIZE, POINTER_SIZE
+    def __init__(self, lay_out: Callable[[StructT], list[tuple[str, Type]]] | None = None,
+                 fields: dict[StructT, tuple[tuple[str, Type], ...]] | None = None):
+        self._lay_out = lay_out
+        self._fields = {} if fields is None else fields
+        self._sizes: dict[Type, tuple[int, int]] = {}
+        self._owns: dict[Type, bool] = {}
+
+    def frozen(self) -> "StructLayouts":
+        return StructLayouts(None, dict(self._fields))
+
+    def record(self, t: StructT, fields: list[tuple[str, Type]]) -> None:
+        self._fields[t] = tuple(fields)
+
+    def known(self, t: StructT) -> bool:
+        return t in self._fields
+
+    def fields(self, t: StructT) -> tuple[tuple[str, Type], ...]:
+        found = self._fields.get(t)
+        if found is None:
+            if self._lay_out is None:
+                raise KeyError(f"struct {t} was not laid out by the checker")
+            self._lay_out(t)
+            found = self._fields.get(t, ())
+        return found
+
+    def size_align(self, t: Type) -> tuple[int, int]:
+        """(size, alignment) in bytes."""
+        found = self._sizes.get(t)
+        if found is None:
+            found = self._sizes[t] = self._compute(t)
+        return found
+
+    def _compute(self, t: Type) -> tuple[int, int]:
+        match t:
+            case IntT(bits=bits) | FloatT(bits=bits):
+                return bits // 8, bits // 8
+            case ArrayT(elem=elem, size=n):
+                size, align = self.size_align(elem)
+                return size * n, align
+            case StructT():
+                offset, align = 0, 1
+                for _, ft in self.fields(t):
+                    fsize, falign = self.size_align(ft)
+                    offset = (offset + falign - 1) // falign * falign + fsize
+                    align = max(align, falign)
+                return (offset + align - 1) // align * align, align
+        if t == BOOL:
+            return 1, 1
+        if t == VOID:
+            return 0, 1
+        return POINTER_SIZE, POINTER_SIZE
+
+    def owns(self, t: Type) -> bool:
+        """Whether a value of type t holds an owning coroutine handle, directly, in a
+        field or as array elements: destroying it destroys those coroutines; moving
+        it empties its source."""
+        found = self._owns.get(t)
+        if found is None:
+            found = self._owns[t] = self._compute_owns(t)
+        return found
+
+    def _compute_owns(self, t: Type) -> bool:
+        if isinstance(t, ArrayT):
+            return self.owns(t.elem)
+        if isinstance(t, PromiseT):
+            # `final run;`: the coroutine frees itself when it ends, so its handle is
+            # not an owner (like a detached C++ task)
+            return not any(s.point == "final" and s.mode == "run" for s in t.decl.suspends)
+        if isinstance(t, StructT):
+            return any(self.owns(ft) for _, ft in self.fields(t))
+        return False
 
 
 def is_aggregate(t: Type) -> bool:
     """Values that live in memory and are copied with memcpy (never first-class in LLVM)."""
     return isinstance(t, (StructT, ArrayT))
-
-
-@functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
-def owns(t: Type, fields: Callable[[StructT], list[tuple[str, Type]]]) -> bool:
-    """Whether a value of type t holds an owning coroutine handle, directly, in a
-    field or as array elements: destroying it destroys those coroutines; moving
-    it empties its source."""
-    if isinstance(t, ArrayT):
-        return owns(t.elem, fields)
-    if isinstance(t, PromiseT):
-        # `final run;`: the coroutine frees itself when it ends, so its handle is
-        # not an owner (like a detached C++ task)
-        return not any(s.point == "final" and s.mode == "run" for s in t.decl.suspends)
-    if isinstance(t, StructT):
-        return any(owns(ft, fields) for _, ft in fields(t))
-    return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..record import field, record
 from . import ast
+from .layout import StructLayouts
 from .types import Type
 
 
@@ -150,5 +151,5 @@ class CheckedProgram:
     functions: list[FnInstance]
     globals: list[GlobalVar]
     main: FnInstance | None
-    struct_fields: "callable"  # StructT → list[(name, Type)]
+    layouts: StructLayouts   # every struct instance's fields, sizes and ownership (frozen)
     async_runtime: dict[str, FnInstance] = field(default_factory=dict)   # std/async's, by name

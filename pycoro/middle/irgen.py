@@ -22,7 +22,7 @@ from ..frontend.program import (BuiltinCall, CheckedProgram, DirectCall, FnInsta
                                 HandleCall, IndirectCall, LocalVar)
 from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT,
                               PromiseT, PtrT, StructT, Type)
-from ..frontend.layout import is_aggregate, owns, size_align
+from ..frontend.layout import is_aggregate
 from ..frontend.intrinsics import FACTS, RUNTIME as RUNTIME_INTRINSICS, kind_of as math_kind
 from . import gpu, guards, intrinsics
 from .coro import async_, retcon
@@ -109,7 +109,7 @@ class ModuleGen:
         if t not in self.structs:
             ty = self.module.context.get_identified_type(str(t).replace(" ", ""))
             self.structs[t] = ty
-            ty.set_body(*(self.llvm(ft) for _, ft in self.p.struct_fields(t)))
+            ty.set_body(*(self.llvm(ft) for _, ft in self.p.layouts.fields(t)))
         return self.structs[t]
 
     def ret_type(self, t: Type) -> ir.Type:
@@ -222,7 +222,7 @@ class ModuleGen:
         return fn
 
     def size(self, t: Type) -> int:
-        return size_align(t, self.p.struct_fields)[0]
+        return self.p.layouts.size_align(t)[0]
 
     def runtime(self, name: str) -> ir.Function:
         sym = rt_symbol(name)
@@ -285,7 +285,7 @@ class ModuleGen:
             case ast.StructLit(fields=fields):
                 by_name = {f.name: f.value for f in fields}
                 return ir.Constant(ty, [self.constant(by_name[n], ft)
-                                        for n, ft in self.p.struct_fields(t)])
+                                        for n, ft in self.p.layouts.fields(t)])
         raise AssertionError(f"not a constant: {e}")
 
     # ---- the module
@@ -551,8 +551,8 @@ class FnGen:
         fields in declaration order, an array's elements first to last (both as
         Rust drops them)."""
         if isinstance(t, StructT):
-            for i, (name, ft) in enumerate(self.mg.p.struct_fields(t)):
-                if owns(ft, self.mg.p.struct_fields):
+            for i, (name, ft) in enumerate(self.mg.p.layouts.fields(t)):
+                if self.mg.p.layouts.owns(ft):
                     self.drop(field_ptr(self.b, slot, self.mg.llvm(t), i, name), ft)
             return
         if isinstance(t, ArrayT):
@@ -620,7 +620,7 @@ class FnGen:
         if s.op == "=":
             value = self.expr(s.value)
             target = self.place(s.target)
-            if owns(t, self.mg.p.struct_fields):
+            if self.mg.p.layouts.owns(t):
                 self.drop(target, t)  # the coroutines the place held before, if it still has them
             self.store(value, target, t)
             return
@@ -945,7 +945,7 @@ class FnGen:
                     return self.mg.global_var(ref)
             case ast.Field(base=base, name=name):
                 bt = self.type_of(base)
-                index = [n for n, _ in self.mg.p.struct_fields(bt)].index(name)
+                index = [n for n, _ in self.mg.p.layouts.fields(bt)].index(name)
                 return field_ptr(self.b, self.place(base), self.mg.llvm(bt), index, name)
             case ast.Index(base=base, index=idx):
                 bt = self.type_of(base)
@@ -996,7 +996,7 @@ class FnGen:
         if value is None:
             return self.empty()
         t = self.types.get(e)
-        if t is not None and t is not ERROR and owns(t, self.mg.p.struct_fields):
+        if t is not None and t is not ERROR and self.mg.p.layouts.owns(t):
             self.own(e, value, t)
         return value
 
@@ -1175,7 +1175,7 @@ class FnGen:
         # The fields are evaluated as written, as in Rust, whatever the
         # declaration's order (which only decides where each is stored).
         t = self.type_of(e)
-        slots = {name: (i, ft) for i, (name, ft) in enumerate(self.mg.p.struct_fields(t))}
+        slots = {name: (i, ft) for i, (name, ft) in enumerate(self.mg.p.layouts.fields(t))}
         value = self.alloca(t, t.decl.name)
         for f in e.fields:
             i, ft = slots[f.name]

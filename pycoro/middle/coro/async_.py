@@ -43,7 +43,6 @@ import functools
 from llvmlite import ir
 
 from ...frontend import ast
-from ...frontend.layout import owns, size_align
 from ...frontend.program import DirectCall, FnInstance
 from ...frontend.types import VOID, PromiseT, Type
 from .. import intrinsics
@@ -68,7 +67,7 @@ class Context:
         if inst.ret != VOID:
             self.result = len(fields)
             fields.append(mg.llvm(inst.ret))
-            sizes.append(size_align(inst.ret, mg.p.struct_fields))
+            sizes.append(mg.p.layouts.size_align(inst.ret))
         self.params: list[int | None] = []   # per parameter: its field (None: `void`)
         for i, (_, t) in enumerate(inst.params):
             if t == VOID:
@@ -77,7 +76,7 @@ class Context:
             by_address = i == 0 and inst.self_mode == "ref"
             self.params.append(len(fields))
             fields.append(PTR if by_address else mg.llvm(t))
-            sizes.append((8, 8) if by_address else size_align(t, mg.p.struct_fields))
+            sizes.append((8, 8) if by_address else mg.p.layouts.size_align(t))
         self.type = ir.LiteralStructType(fields)
         offset = 0
         for size, align in sizes:
@@ -438,7 +437,7 @@ def intrinsic(fg, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
     lowerings = {
         "__frame_alloc": lambda: b.call(mg.runtime("coro_alloc"), args + site),
         "__frame_free": lambda: b.call(mg.runtime("coro_free"), args),
-        "__size_of": lambda: I64(size_align(fn.params[0][1].elem, mg.p.struct_fields)[0]),   # (p: ptr<T>)
+        "__size_of": lambda: I64(mg.p.layouts.size_align(fn.params[0][1].elem)[0]),   # (p: ptr<T>)
         "__current_task": lambda: fg.task.current_task(),
         "__real_time": lambda: I1(int(mg.real_time)),
         "__clock_ms": lambda: b.call(mg.runtime("clock_ms"), []),
@@ -447,7 +446,7 @@ def intrinsic(fg, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
         # neither destroys what was there nor leaves anything to destroy.
         "__take": lambda: fg.load(args[0], fn.ret),
         "__put": lambda: fg.store(args[1], args[0], fn.params[1][1]),
-        "__owns": lambda: I1(int(owns(fn.params[0][1].elem, mg.p.struct_fields))),
+        "__owns": lambda: I1(int(mg.p.layouts.owns(fn.params[0][1].elem))),
         "__dropper": lambda: mg.dropper(fn.params[0][1].elem, fg.inst),
     }
     value = lowerings[fn.decl.name]()
@@ -459,7 +458,7 @@ def handle_op(fg, name: str, handle: ir.Value, t: PromiseT) -> None:
     result that holds coroutines is destroyed when the task returns."""
     assert name == "destroy", name
     result = t.args[0] if t.args else VOID
-    if owns(result, fg.mg.p.struct_fields):
+    if fg.mg.p.layouts.owns(result):
         call_runtime(fg.mg, fg.b, "__task_detach_dropping", [handle, fg.mg.dropper(result, fg.inst)])
     else:
         call_runtime(fg.mg, fg.b, "__task_detach", [handle])

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...frontend.layout import size_align
 from ...frontend.types import HANDLE
 from .. import intrinsics
 from ..llvmcompat import I1, I8, I32, I64, PTR, TOKEN_NONE, alloca, field_ptr, mark_presplit_coroutine
@@ -46,7 +45,7 @@ class SwitchEmitter(CoroutineEmitter):
         fg, b = self.fg, self.fg.b
         mark_presplit_coroutine(fg.fn)
         state = self.info.state
-        align = max(size_align(state, fg.mg.p.struct_fields)[1], 1)
+        align = max(fg.mg.p.layouts.size_align(state)[1], 1)
         null = ir.Constant(PTR, None)
         if fg.mg.trampoline:
             # the promise is preceded by the hidden transfer slot (coro/trampoline.py)
