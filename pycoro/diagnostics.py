@@ -36,14 +36,21 @@ class Diagnostic:
     hint: str | None = None
 
 
-class SourceCache:
-    """The text of every file the compilation read, for caret rendering."""
+class Sources:
+    """The text of every file one compilation read, for caret rendering. Each
+    compilation has its own (driver.Compilation.sources): nothing of one
+    program stays in the process after it, and two compilations in two
+    threads each render their own lines."""
 
-    def __init__(self) -> None:
-        self.texts: dict[str, str] = {}
+    def __init__(self, texts: dict[str, str] | None = None) -> None:
+        self.texts: dict[str, str] = dict(texts or {})
 
     def add(self, name: str, text: str) -> None:
         self.texts[name] = text
+
+    def merge(self, other: "Sources | None") -> None:
+        if other is not None:
+            self.texts.update(other.texts)
 
     def line(self, name: str, line: int) -> str | None:
         text = self.texts.get(name)
@@ -51,9 +58,6 @@ class SourceCache:
             return None
         lines = text.splitlines()
         return lines[line - 1] if 0 < line <= len(lines) else None
-
-
-SOURCES = SourceCache()
 
 
 def decode_source(data: bytes, file: str) -> str:
@@ -65,10 +69,10 @@ def decode_source(data: bytes, file: str) -> str:
         line_start = data.rfind(b"\n", 0, err.start) + 1
         line = data.count(b"\n", 0, err.start) + 1
         col = len(data[line_start:err.start].decode("utf-8", "replace")) + 1
-        SOURCES.add(file, data.decode("utf-8", "replace"))
         bad = data[err.start]
         raise CompileError([Diagnostic(f"source is not valid UTF-8 (byte 0x{bad:02x})",
-                                       Span(file, line, col, line, col + 1))]) from None
+                                       Span(file, line, col, line, col + 1))],
+                           Sources({file: data.decode("utf-8", "replace")})) from None
 
 
 def in_source_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
@@ -89,11 +93,26 @@ class CompileWarning(UserWarning):
 
 
 class CompileError(Exception):
-    """Raised with every diagnostic of a failed compilation."""
+    """Raised with every diagnostic of a failed compilation, and the sources
+    they point into (the compilation attaches them: `with_sources`)."""
 
-    def __init__(self, diagnostics: list[Diagnostic]):
+    def __init__(self, diagnostics: list[Diagnostic], sources: Sources | None = None):
         self.diagnostics = in_source_order(diagnostics)
-        super().__init__(render_all(diagnostics, color=False))
+        self.sources = sources
+        super().__init__(diagnostics)
+
+    def with_sources(self, sources: Sources) -> "CompileError":
+        """Render against `sources` too (an error raised below the driver has none)."""
+        if self.sources is None:
+            self.sources = sources
+        elif self.sources is not sources:
+            merged = Sources(sources.texts)
+            merged.merge(self.sources)
+            self.sources = merged
+        return self
+
+    def __str__(self) -> str:
+        return render_all(self.diagnostics, color=False, sources=self.sources)
 
 
 def _caret_line(src: str, span: Span) -> str:
@@ -105,51 +124,51 @@ def _caret_line(src: str, span: Span) -> str:
     return prefix + "^" + "~" * (width - 1)
 
 
-def render(d: Diagnostic, color: bool = False) -> str:
+def render(d: Diagnostic, color: bool = False, sources: Sources | None = None) -> str:
     def paint(text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
     where = f"{d.span}: " if d.span else ""
     sev = paint(f"{d.severity}:", {"error": "1;31", "warning": "1;33"}.get(d.severity, "1;36"))
     out = [f"{paint(where, '1')}{sev} {paint(d.message, '1')}"]
-    out += _source_excerpt(d.span, color)
+    out += _source_excerpt(d.span, color, sources)
     for text, span in d.notes:
         out.append(f"{span}: note: {text}" if span else f"note: {text}")
-        out += _source_excerpt(span, color)
+        out += _source_excerpt(span, color, sources)
     if d.hint:
         out.append(f"{paint('hint:', '1;32')} {d.hint}")
     return "\n".join(out)
 
 
-def _source_excerpt(span: Span | None, color: bool) -> list[str]:
-    if span is None:
+def _source_excerpt(span: Span | None, color: bool, sources: Sources | None) -> list[str]:
+    if span is None or sources is None:
         return []
-    src = SOURCES.line(span.file, span.line)
+    src = sources.line(span.file, span.line)
     if src is None:
         return []
     caret = _caret_line(src, span)
     return [src, f"\x1b[1;32m{caret}\x1b[0m" if color else caret]
 
 
-def render_all(diagnostics: list[Diagnostic], color: bool = False) -> str:
-    return "\n".join(render(d, color) for d in diagnostics)
+def render_all(diagnostics: list[Diagnostic], color: bool = False, sources: Sources | None = None) -> str:
+    return "\n".join(render(d, color, sources) for d in diagnostics)
 
 
-def print_diagnostics(diagnostics: list[Diagnostic]) -> None:
+def print_diagnostics(diagnostics: list[Diagnostic], sources: Sources | None = None) -> None:
     color = sys.stderr.isatty()
-    print(render_all(diagnostics, color), file=sys.stderr)
+    print(render_all(diagnostics, color, sources), file=sys.stderr)
     errors = sum(d.severity == "error" for d in diagnostics)
     if errors > 1:
         print(f"{errors} errors", file=sys.stderr)
 
 
-def print_warnings(warnings: list[Diagnostic] | str) -> None:
+def print_warnings(warnings: list[Diagnostic] | str, sources: Sources | None = None) -> None:
     """Warnings on stderr (a compilation's, or their text kept in the cache);
     they do not change the exit status."""
     if isinstance(warnings, str):
         print(warnings, file=sys.stderr)
     else:
-        print(render_all(warnings, sys.stderr.isatty()), file=sys.stderr)
+        print(render_all(warnings, sys.stderr.isatty(), sources), file=sys.stderr)
 
 
 class Reporter:

@@ -3,25 +3,34 @@
     parse → check → lower (LLVM IR) → link the runtime → verify → pipeline
           → (native) inline ramps, preserve_none resume functions → emit
 
-Each step is a method named for its stage; each takes the previous step's
-product. Invalid IR is our bug, never the user's: it is caught here and
-reported as an internal compiler error before LLVM can abort the process.
+Each stage is a method named for it that computes its product once, from
+its predecessor's product, and keeps it: an nvptx build, a shared library
+and `pycoro.compile` parse and check a program once, and an nvptx build runs
+the pipeline twice only when the trampoline is really needed. Each stage's
+time is kept in `stage_times` (`pycoro build --time-stages` prints them).
+Invalid IR is our bug, never the user's: it is caught here and reported as an
+internal compiler error before LLVM can abort the process.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import shlex
+import time
 from pathlib import Path
 
 import llvmlite.binding as llvm
 
 from . import cache, rerun
 from .backend import clib, jit, link, symbols, targets
-from .diagnostics import CompileError, Diagnostic, LeakError, Reporter, Span, decode_source, render_all
+from .diagnostics import (CompileError, Diagnostic, LeakError, Reporter, Sources, Span, decode_source,
+                          render_all)
 from .frontend import ast, exports, recursion
-from .frontend.check import check_program
+from .frontend.check import ProgramChecker, check_program
+from .frontend.parser import parse
+from .frontend.gpu import GPU_TARGETS
 from .frontend.program import CheckedProgram, DirectCall, FnInstance
 from .frontend.resolve import load, span_of
 from .paths import in_stdlib, stdlib_dir, stdlib_display
@@ -52,6 +61,14 @@ class Compilation:
         self.warnings: list[Diagnostic] = []
         # what stays visible after linking the runtime (lower() adds the kernels)
         self.entry_points = {"main", LIVE_FRAMES, *(f"pc.{name}" for name in options.exports)}
+        self.sources = Sources({display: source})   # every file read, for diagnostics
+        self.stage_times: list[tuple[str, float]] = []   # (stage, seconds), in the order they ran
+        self.imported: list[Path] = []   # the program's own files it imports (for the module cache)
+        # the products of the stages, computed once
+        self._modules: list[ast.Module] | None = None
+        self._checkers: dict[bool, tuple[ProgramChecker, CheckedProgram]] = {}
+        self._lowered_ir: dict[bool, str] = {}
+        self._optimised: dict[tuple[bool, bool], llvm.ModuleRef] = {}
 
     @classmethod
     def from_file(cls, path: str, options: Options = Options(), warn=None) -> "Compilation":
@@ -64,47 +81,77 @@ class Compilation:
             raise CompileError([Diagnostic(f"cannot read {path}: {err}", None)]) from None
         return cls(decode_source(data, path), path, p.resolve().parent, options, warn)
 
+    @contextlib.contextmanager
+    def stage(self, name: str):
+        """Time one stage; a CompileError from below the driver gets this
+        compilation's sources, to show the lines it points at."""
+        start = time.perf_counter()
+        try:
+            yield
+        except CompileError as err:
+            raise err.with_sources(self.sources) from None
+        finally:
+            self.stage_times.append((name, time.perf_counter() - start))
+
     # ---- stages
     def parse(self) -> list[ast.Module]:
-        self.imported: list[Path] = []   # the program's own files it imports (for the module cache)
-        # std/async comes with an `async fn` only where one can run (not on GPUs)
-        async_prelude = not (self.gpu or self.options.gpu_emulation)
-        return load(self.display, self.source, self.base_dir, read=self.imported, async_prelude=async_prelude)
+        if self._modules is None:
+            # std/async comes with an `async fn` only where one can run (not on GPUs)
+            async_prelude = not (self.gpu or self.options.gpu_emulation)
+            with self.stage("parse"):
+                self._modules = load(self.display, self.source, self.base_dir, read=self.imported,
+                                     async_prelude=async_prelude, sources=self.sources)
+        return self._modules
 
     def check(self, need_main: bool | None = None) -> CheckedProgram:
-        reporter = Reporter()
-        # Kernels run on the CPU obey the GPU's rules, so results can be compared.
-        rules = "nvptx" if self.options.gpu_emulation else self.options.target
         need_main = self.options.need_main if need_main is None else need_main
-        program = check_program(self.parse(), reporter, need_main, self.display, rules)
-        reporter.check()
-        self.checked = program
-        self._warn(recursion.warnings(program))
-        return program
+        return self._checker(need_main)[1]
+
+    def _checker(self, need_main: bool) -> tuple[ProgramChecker, CheckedProgram]:
+        if need_main not in self._checkers:
+            modules = self.parse()
+            with self.stage("check"):
+                reporter = Reporter()
+                # Kernels run on the CPU obey the GPU's rules, so results can be compared.
+                rules = "nvptx" if self.options.gpu_emulation else self.options.target
+                checker = ProgramChecker(modules, reporter, rules)
+                program = checker.run(need_main and rules not in GPU_TARGETS, self.display)
+                reporter.check()
+                self._warn(recursion.warnings(program))
+            self._checkers[need_main] = checker, program
+        return self._checkers[need_main]
+
+    @property
+    def checked(self) -> CheckedProgram:
+        return self.check()
 
     def _warn(self, found: list[Diagnostic]) -> None:
-        """Report warnings not reported before (a program may be checked twice)."""
+        """Report warnings not reported before."""
         new = [d for d in found if all((d.message, d.span) != (w.message, w.span) for w in self.warnings)]
         self.warnings += new
         if new and self.warn is not None:
-            self.warn(new)
+            self.warn(new, self.sources)
 
     @property
     def warnings_text(self) -> str:
         """The warnings as a cache entry keeps them, to show again when it is used."""
-        return render_all(self.warnings)
+        return render_all(self.warnings, sources=self.sources)
 
     def lower(self) -> str:
         """LLVM IR as the frontend emits it (`--emit llvm`)."""
         return self._lower(self.trampoline)
 
     def _lower(self, trampoline: bool) -> str:
-        program = self.check()
-        kernels = [f.decl.name for f in program.functions if f.decl.kind == "kernel"]
-        self.entry_points |= set(map(gpu.launcher_name, kernels)) if self.options.gpu_emulation else set(kernels)
-        module = self._generator(program, trampoline).generate(entry=True, internal=True)
-        module.triple = targets.triple_for(self.options.target)
-        return str(module)
+        if trampoline not in self._lowered_ir:
+            program = self.check()
+            with self.stage("lower"):
+                kernels = [f.decl.name for f in program.functions if f.decl.kind == "kernel"]
+                self.entry_points |= set(map(gpu.launcher_name, kernels)) if self.options.gpu_emulation \
+                    else set(kernels)
+                module = self._generator(program, trampoline).generate(entry=True, internal=True)
+                module.triple = targets.triple_for(self.options.target)
+                self._lowered_ir[trampoline] = str(module)
+        return self._lowered_ir[trampoline]
 
     def _generator(self, program: CheckedProgram, trampoline: bool, explain: bool = False) -> ModuleGen:
         o = self.options
@@ -129,14 +176,25 @@ class Compilation:
             return True
         if not self.gpu:
             return False
-        machine = self.machine()
-        module = self.optimise(self.link_runtime(self._lower(trampoline=False)), machine)
-        return "musttail call" in str(module)
+        return "musttail call" in str(self._optimised_module(trampoline=False, jit=False))
+
+    def _optimised_module(self, trampoline: bool, jit: bool) -> llvm.ModuleRef:
+        """The program lowered, linked with the runtime and through the pipeline
+        (the product the trampoline's question and an nvptx build share)."""
+        key = trampoline, jit
+        if key not in self._optimised:
+            text = self._lower(trampoline)
+            self._optimised[key] = self.optimise(self.link_runtime(text), self.machine(jit))
+        return self._optimised[key]
 
     def machine(self, jit: bool = False) -> llvm.TargetMachine:
         return self.options.machine(jit)
 
     def link_runtime(self, ir_text: str) -> llvm.ModuleRef:
+        with self.stage("link runtime"):
+            return self._link_runtime(ir_text)
+
+    def _link_runtime(self, ir_text: str) -> llvm.ModuleRef:
         module = _parse_ir(ir_text, self.display)
         runtime = _parse_ir(str(gpu.runtime_module()) if self.gpu else runtime_ir(), "<runtime>")
         # The runtime's state (frame free lists, counters) is private to the
@@ -156,27 +214,30 @@ class Compilation:
     def optimise(self, module: llvm.ModuleRef, machine: llvm.TargetMachine,
                  level: int | None = None) -> llvm.ModuleRef:
         """Target the module, verify it, and run the pipeline (at -O<level>, default the option's)."""
-        module.triple = machine.triple
-        module.data_layout = str(machine.target_data)
-        _verify(module)
-        level = self.options.opt_level if level is None else level
         promote = licm_promotion_safe(self.checked)
-        if self.gpu:
-            run_gpu_pipeline(module, machine, targets.native_machine(level), level, promote)
-        else:
-            run_pipeline(module, machine, level, licm_promotion=promote)
+        with self.stage("optimise"):
+            module.triple = machine.triple
+            module.data_layout = str(machine.target_data)
+            _verify(module)
+            level = self.options.opt_level if level is None else level
+            if self.gpu:
+                run_gpu_pipeline(module, machine, targets.native_machine(level), level, promote)
+            else:
+                run_pipeline(module, machine, level, licm_promotion=promote)
         return module
 
     # ---- artefacts
     def lowered(self, jit_mode: bool = False) -> tuple[llvm.ModuleRef, llvm.TargetMachine]:
         machine = self.machine(jit=jit_mode)
-        module = self.optimise(self.link_runtime(self.lower()), machine)
+        module = self._optimised_module(self.trampoline, jit_mode)
         if not self.gpu:
+            del self._optimised[self.trampoline, jit_mode]   # changed below: not the pipeline's product any more
             # after the pipeline, for code that runs (not for `explain`, which
             # reads frames and allocation sites back from the pipeline's output)
-            inline_ramps(module, machine, self.options.opt_level)
-            if self.options.opt_level > 0 and resume_cc.applies(machine.triple):
-                module = resume_cc.preserve_none(module)
+            with self.stage("place ramps"):
+                inline_ramps(module, machine, self.options.opt_level)
+                if self.options.opt_level > 0 and resume_cc.applies(machine.triple):
+                    module = resume_cc.preserve_none(module)
         if self.gpu and not self.options.allow_device_heap:
             self._require_local_frames(module)
         return module, machine
@@ -196,14 +257,16 @@ class Compilation:
                        "where it is created (`for v in g(…)`, `await t(…)`), or build with "
                        "--allow-device-heap") for s in heap] or
             [Diagnostic("a coroutine frame would come from the device heap", None,
-                        hint="build with --allow-device-heap to accept it")])
+                        hint="build with --allow-device-heap to accept it")], self.sources)
 
     def explain(self) -> tuple[list, list]:
         """Frames and elision, read back from LLVM's output (middle/explain.py)."""
         from .middle import explain
         program = self.check()
-        gen = self._generator(program, self.trampoline, explain=True)
-        text = str(gen.generate(entry=True, internal=False))
+        trampoline = self.trampoline
+        with self.stage("lower"):
+            gen = self._generator(program, trampoline, explain=True)
+            text = str(gen.generate(entry=True, internal=False))
         machine = self.machine()
         lowered = {level: self.optimise(_parse_ir(text, self.display), machine, level)
                    for level in (0, self.options.opt_level)}
@@ -229,13 +292,15 @@ class Compilation:
         def compile() -> tuple[bytes, dict]:
             module, machine = self.lowered(jit_mode=True)
             externs = self.require_externs("c")   # as `pycoro build` links: the two agree
-            return machine.emit_object(module), {"frame_counter": LIVE_FRAMES, "externs": externs,
+            with self.stage("emit"):
+                code = machine.emit_object(module)
+            return code, {"frame_counter": LIVE_FRAMES, "externs": externs,
                                                  "warnings": self.warnings_text}
         # an entry whose C functions this process lacks is compiled again, to say so (as rerun.py does)
         code, meta, hit = self.cached_object(rerun.KIND, compile, use_cache, link_shared=True,
                                              valid=lambda meta: symbols.all_defined(meta["externs"], "process"))
         if hit and meta.get("warnings") and self.warn is not None:
-            self.warn(meta["warnings"])
+            self.warn(meta["warnings"], None)
         return rerun.run_object(code, meta, self.options, check_leaks)
 
     def load(self) -> jit.Loaded:
@@ -246,11 +311,24 @@ class Compilation:
 
     def with_exports(self) -> tuple[list[exports.Export], "Compilation"]:
         """The program's exports (LANGUAGE.md §9), and a compilation of the
-        program with their C-ABI wrappers appended and kept visible."""
-        found = exports.exports(self.check(need_main=False))
-        wrapped = f"{self.source}\n{exports.wrapper_source(found)}\n{exports.guarded_source(found)}\n"
+        program with their C-ABI wrappers added and kept visible. The wrappers
+        are checked as one more module of the program already checked: the
+        program is parsed and checked once."""
+        checker, program = self._checker(need_main=False)
+        found = exports.exports(program)
+        with self.stage("check wrappers"):
+            wrappers = parse(f"{exports.wrapper_source(found)}\n{exports.guarded_source(found)}\n", _WRAPPERS)
+            reporter = Reporter()
+            wrapped = checker.extend(wrappers, reporter)
+            if reporter.failed:
+                raise InternalError("the export wrappers do not check:\n" + render_all(reporter.diagnostics))
         options = replace(self.options, need_main=False, exports=exports.wrapper_symbols(found))
-        return found, Compilation(wrapped, self.display, self.base_dir, options)
+        library = Compilation(self.source, self.display, self.base_dir, options, self.warn)
+        library.sources, library.stage_times, library.imported = self.sources, self.stage_times, self.imported
+        library.warnings = self.warnings
+        library._modules = [*self.parse(), wrappers]
+        library._checkers[False] = checker, wrapped
+        return found, library
 
     def export_object(self, use_cache: bool = True) -> tuple[list[exports.Export], bytes, bool]:
         """The program's exports and the object code of it with their wrappers,
@@ -260,13 +338,15 @@ class Compilation:
             found, library = self.with_exports()
             module, machine = library.lowered(jit_mode=True)
             externs = library.require_externs("process")   # where the code will run
-            return machine.emit_object(module), {"exports": [e.to_json() for e in found], "externs": externs,
+            with self.stage("emit"):
+                code = machine.emit_object(module)
+            return code, {"exports": [e.to_json() for e in found], "externs": externs,
                                                  "warnings": self.warnings_text}
         # an entry whose C functions this process lacks is compiled again, to say so
         code, meta, hit = self.cached_object("module", compile, use_cache,
                                              valid=lambda meta: symbols.all_defined(meta["externs"], "process"))
         if hit and meta["warnings"] and self.warn is not None:
-            self.warn(meta["warnings"])
+            self.warn(meta["warnings"], None)
         return [exports.Export.from_json(e) for e in meta["exports"]], code, hit
 
     def require_externs(self, where: str) -> list[str]:
@@ -277,7 +357,7 @@ class Compilation:
         used = _used_externs(self.checked)
         missing = [symbol for symbol in used if not symbols.defined(symbol, where)]
         if missing:
-            raise CompileError([_missing_extern(symbol, *used[symbol], where) for symbol in missing])
+            raise CompileError([_missing_extern(symbol, *used[symbol], where) for symbol in missing], self.sources)
         return sorted(used)
 
     def cached_object(self, kind: str, compile, use_cache: bool, link_shared: bool = False,
@@ -305,7 +385,8 @@ class Compilation:
         names = clib.c_names(found, prefix)
         module, machine = library.lowered()
         clib.expose(module, {**{f"pc.{w}": c for w, c in names.items()}, LIVE_FRAMES: f"{prefix}_live_frames"})
-        link.write_shared(module, machine, output)
+        with self.stage("emit"):
+            link.write_shared(module, machine, output)
         header = clib.header_path(output, prefix)
         Path(header).write_text(clib.header(found, prefix, self.display))
         return header
@@ -342,7 +423,12 @@ class Compilation:
         module, machine = self.lowered()
         if emit == "exe":
             self.require_externs("c")   # what `cc -lm` links; an object file may leave them undefined
-        writers[emit](module, machine, output)
+        with self.stage("emit"):
+            writers[emit](module, machine, output)
+
+
+# how diagnostics would name the export wrappers' source (never shown: they are ours)
+_WRAPPERS = "<exports>"
 
 
 def _used_externs(program: CheckedProgram) -> dict[str, tuple[ast.FnDecl, Span]]:

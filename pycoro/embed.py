@@ -58,7 +58,7 @@ def compile(source: str, name: str = "<string>", opt_level: int = 2, cache: bool
     `cache=False`: compile even if the on-disk cache has this program."""
     found: list = []
     options = Options(opt_level=opt_level, need_main=False)
-    module = Module(Compilation(source, name, Path.cwd(), options, warn=found.append), cache)
+    module = Module(Compilation(source, name, Path.cwd(), options, warn=lambda warning, sources: found.append((warning, sources))), cache)
     _issue(found)
     return module
 
@@ -67,15 +67,15 @@ def compile_file(path: str | Path, opt_level: int = 2, cache: bool = True) -> "M
     found: list = []
     options = Options(opt_level=opt_level, need_main=False)
     # a missing file is a CompileError
-    module = Module(Compilation.from_file(str(path), options, warn=found.append), cache)
+    module = Module(Compilation.from_file(str(path), options, warn=lambda warning, sources: found.append((warning, sources))), cache)
     _issue(found)
     return module
 
 
 def _issue(found: list) -> None:
     """Warnings as Python's: shown once per place in the caller's code, by default."""
-    for warning in found:
-        text = warning if isinstance(warning, str) else render_all(warning)
+    for warning, sources in found:
+        text = warning if isinstance(warning, str) else render_all(warning, sources=sources)
         warnings.warn(text, CompileWarning, stacklevel=3)
 
 

@@ -8,7 +8,8 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from pycoro import cache, cli
+from pycoro import cache
+from pycoro.cli.app import app
 from pycoro.driver import Compilation
 
 HELLO = 'fn main() { print("hi", 1.5); }\n'
@@ -100,7 +101,7 @@ def test_internal_error_is_status_70(hello, monkeypatch):
     def broken(self, need_main=True):
         raise RuntimeError("simulated bug")
     monkeypatch.setattr(Compilation, "check", broken)
-    result = CliRunner().invoke(cli.app, ["check", str(hello)])
+    result = CliRunner().invoke(app, ["check", str(hello)])
     assert result.exit_code == 70
     assert "internal compiler error" in result.output
     assert "Traceback" not in result.output
@@ -238,7 +239,7 @@ def test_a_run_entry_whose_library_cannot_be_loaded_runs_its_object_code(cache_d
     (["check", "p.pc"], None), ([], None),
 ])
 def test_the_command_lines_taken_without_the_cli(argv, plain):
-    from pycoro.launch import plain_command
+    from pycoro.cli.commands import plain_command
     assert plain_command(argv) == plain
 
 
@@ -441,3 +442,17 @@ def test_a_cached_run_whose_c_function_is_gone_is_compiled_again(cache_dir, hell
     assert cache.load_object(rerun.KIND, key) is not None
     assert rerun.run_cached(str(hello), Options(), False) is None
     assert Compilation.from_file(str(hello)).run() == 0   # compiled, not the entry's "object code"
+
+
+@pytest.mark.parametrize("command", ["run", "build"])
+def test_time_stages_prints_each_stage_on_stderr(hello, pycoro, tmp_path, command):
+    args = [command, "--time-stages", "-O1", hello] + (["-o", tmp_path / "h"] if command == "build" else [])
+    proc = pycoro(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ("hi 1.5\n" if command == "run" else "")
+    stages = [line.split()[0] for line in proc.stderr.splitlines()]
+    expected = ["parse", "check", "lower", "link", "optimise", "place", "emit", "total"]
+    if command == "run" and proc.stderr.startswith("no compiler stage ran"):
+        return   # run from the cache
+    assert stages == expected, proc.stderr
+    assert all(line.endswith(" ms") for line in proc.stderr.splitlines())

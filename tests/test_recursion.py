@@ -61,7 +61,7 @@ def test_a_method_and_its_notes():
     source = "struct S { n: i64 }\nimpl S {\n    fn spin(self) -> i64 { return self.spin() + self.spin(); }\n}\n"
     c = Compilation(source, "m.pc", Path.cwd(), Options(need_main=False))
     c.check()
-    assert render_all(c.warnings).splitlines() == [
+    assert render_all(c.warnings, sources=c.sources).splitlines() == [
         "m.pc:3:5: warning: method `spin` cannot return without recursing",
         "    fn spin(self) -> i64 { return self.spin() + self.spin(); }",
         "    ^~~~~~~",

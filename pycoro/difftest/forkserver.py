@@ -60,7 +60,7 @@ def _child(req) -> None:
         os.dup2(null, 0)
         signal.alarm(max(1, math.ceil(req["timeout"])))
         sys.argv = ["pycoro", *req["argv"]]
-        from pycoro.launch import main
+        from pycoro.cli.main import main
         try:
             main()
             code = 0
@@ -81,7 +81,7 @@ def _child(req) -> None:
 
 def serve() -> None:
     import pycoro.driver
-    import pycoro.launch
+    import pycoro.cli.main
     import pycoro.rerun  # noqa: F401
     for line in sys.stdin:
         req = json.loads(line)

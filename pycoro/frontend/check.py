@@ -93,17 +93,32 @@ class ProgramChecker:
     # ------------------------------------------------------------------ driver
 
     def run(self, need_main: bool, main_file: str | None) -> CheckedProgram:
-        for decl in self.ns.decls.values():
+        self._check_declarations(list(self.ns.decls.values()), self.ns.impls)
+        return self._finish(need_main, main_file)
+
+    def extend(self, module: ast.Module, reporter: Reporter) -> CheckedProgram:
+        """The program checked, with the declarations of one more module
+        (pycoro.embed's wrappers of the exports): checked alone, the
+        instances already made are kept."""
+        self.reporter = reporter
+        first = len(self.ns.decls)
+        impls = len(self.ns.impls)
+        self.ns.add_module(module, reporter)
+        self._check_declarations(list(self.ns.decls.values())[first:], self.ns.impls[impls:])
+        return self._finish(False, None)
+
+    def _check_declarations(self, decls: list[ast.Decl], impls: list[ast.ImplDecl]) -> None:
+        for decl in decls:
             if isinstance(decl, ast.GlobalDecl):
                 self._declare_global(decl)
-        for decl in list(self.ns.decls.values()):
+        for decl in decls:
             if isinstance(decl, ast.FnDecl) and not decl.generics:
                 self.instantiate(decl, {}, ())
             elif isinstance(decl, ast.StructDecl) and not decl.generics:
                 self.struct_fields(StructT(decl), decl.span)
             if isinstance(decl, ast.FnDecl) and decl.kind == "intrinsic":
                 self._check_intrinsic_decl(decl)
-        for impl in self.ns.impls:
+        for impl in impls:
             target = self.impl_target(impl)
             if not impl.generics and target is not ERROR:
                 for method in impl.methods:
@@ -120,6 +135,9 @@ class ProgramChecker:
             if subst:
                 self._add_instantiation_notes(inst, first)
         self.checking = None
+
+    def _finish(self, need_main: bool, main_file: str | None) -> CheckedProgram:
+        """The checks that need every body checked, and the checked program."""
         for arg, callee, index, borrow in self.lent:
             if index in callee.moved_params:
                 self.reporter.error(M.borrowing_coroutine_moved(borrow.method, borrow.place), arg.span,

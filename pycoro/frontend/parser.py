@@ -6,6 +6,7 @@ import importlib
 import io
 import pickle
 import sys
+import threading
 import types
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from lark.parsers import lalr_analysis
 from . import ast
 from .lexer import RootFirstLexer
 from .. import cache
-from ..diagnostics import SOURCES, CompileError, Diagnostic, Span
+from ..diagnostics import CompileError, Diagnostic, Span
 
 KEYWORDS = frozenset(
     "fn async kernel extern struct promise impl let var if else while for in loop break "
@@ -43,12 +44,13 @@ class _StructLiteralGate:
     def __init__(self) -> None:
         self.keyword_types: dict[str, str] = {}
         self.bracket_types: dict[str, str] = {}
-        self.history: list[Token | None] = [None, None, None]
 
     def process(self, stream):
-        self.history = [None, None, None]   # the last tokens, for error messages
+        # The last tokens, for error messages. One parser serves every parse
+        # of the process: they are the parsing thread's, and forgotten after.
+        history = _RECENT.tokens = [None, None, None]
         for tok in self._angles(self._literals(stream)):
-            self.history = self.history[1:] + [tok]
+            history[:] = history[1:] + [tok]
             yield tok
 
     def _angles(self, stream):
@@ -98,8 +100,7 @@ class _StructLiteralGate:
             yield tok
 
 
-def _parser_gate() -> "_StructLiteralGate":
-    return _parser().options.postlex
+_RECENT = threading.local()   # .tokens: the last three tokens the parsing thread saw
 
 
 @functools.cache
@@ -585,7 +586,7 @@ def _diagnostic_for(lark: Lark, err: UnexpectedInput, file: str, text: str) -> D
     expected = set(err.accepts or err.expected)
     # The contextual lexer raises before the post-lexer sees the bad token, the
     # parser after: the token before the error is whichever of the last two is not it.
-    history = _parser_gate().history
+    history = getattr(_RECENT, "tokens", None) or [None, None, None]
     if history[-1] is not None and history[-1].start_pos == tok.start_pos:
         history = [None] + history[:-1]
     brace, previous = history[-2], history[-1]
@@ -613,9 +614,7 @@ def parse_cached(text: str, file: str) -> ast.Module:
     data = cache.load_bytes("ast", key)
     if data is not None:
         try:
-            module = pickle.loads(data)
-            SOURCES.add(file, text)
-            return module
+            return pickle.loads(data)
         except Exception:  # noqa: BLE001 - a damaged entry: parse again
             pass
     module = parse(text, file)
@@ -625,7 +624,6 @@ def parse_cached(text: str, file: str) -> ast.Module:
 
 def parse(text: str, file: str) -> ast.Module:
     """Parse one source file; raises CompileError with a positioned diagnostic."""
-    SOURCES.add(file, text)
     lark = _parser()
     try:
         tree = lark.parse(text)
@@ -639,4 +637,6 @@ def parse(text: str, file: str) -> ast.Module:
         if isinstance(inner, _SyntaxError):
             raise CompileError([inner.diag]) from None
         raise
+    finally:
+        _RECENT.tokens = None
     return ast.Module(Span(file, 1, 1), file, tuple(decls))

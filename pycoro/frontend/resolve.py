@@ -13,7 +13,7 @@ from . import ast
 from .gpu import GPU_BUILTINS
 from . import messages as M
 from .parser import parse, parse_cached
-from ..diagnostics import CompileError, Diagnostic, Reporter, Span, decode_source
+from ..diagnostics import CompileError, Diagnostic, Reporter, Sources, Span, decode_source
 from ..paths import in_stdlib, stdlib_dir, stdlib_display
 from ..record import field, record
 
@@ -21,15 +21,19 @@ BUILTIN_FUNCTIONS = ("print", "assert", "panic", "noop_handle", *GPU_BUILTINS)
 
 
 def load(display: str, text: str, base_dir: Path, prelude: bool = True,
-         read: list[Path] | None = None, async_prelude: bool = True) -> list[ast.Module]:
+         read: list[Path] | None = None, async_prelude: bool = True,
+         sources: Sources | None = None) -> list[ast.Module]:
     """Parse `text` and everything it imports; the prelude comes first, then
     (`async_prelude`, for a program that declares an `async fn`) std/async.
-    The program's own files that it imports are appended to `read`."""
+    The program's own files that it imports are appended to `read`, the
+    text of every file read is added to `sources` (for diagnostics)."""
+    sources = Sources() if sources is None else sources
     modules: list[ast.Module] = []
     seen: set[str] = set()
     errors: list[Diagnostic] = []
 
     def visit(display: str, text: str, here: Path) -> None:
+        sources.add(display, text)
         try:
             module = (parse_cached if in_stdlib(display) else parse)(text, display)
         except CompileError as err:
@@ -63,6 +67,7 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
             errors.append(Diagnostic(M.cannot_read(decl.path, str(err)), decl.span))
             return
         except CompileError as err:   # not UTF-8
+            sources.merge(err.sources)
             errors.extend(err.diagnostics)
             return
         visit(_relative(shown), text, path.parent)
@@ -83,7 +88,7 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
         del modules[own:]
         modules[int(prelude):int(prelude)] = added
     if errors:
-        raise CompileError(errors)
+        raise CompileError(errors, sources)
     return modules
 
 
@@ -114,12 +119,15 @@ class Namespace:
     def build(cls, modules: list[ast.Module], reporter: Reporter) -> "Namespace":
         ns = cls()
         for module in modules:
-            for decl in module.decls:
-                if isinstance(decl, ast.ImplDecl):
-                    ns.impls.append(decl)
-                elif not isinstance(decl, ast.Import):
-                    ns._add(decl, reporter)
+            ns.add_module(module, reporter)
         return ns
+
+    def add_module(self, module: ast.Module, reporter: Reporter) -> None:
+        for decl in module.decls:
+            if isinstance(decl, ast.ImplDecl):
+                self.impls.append(decl)
+            elif not isinstance(decl, ast.Import):
+                self._add(decl, reporter)
 
     def _add(self, decl: ast.Decl, reporter: Reporter) -> None:
         name = decl.name

@@ -1,0 +1,57 @@
+"""typer's `pycoro` command, built from the declarations in commands.py:
+every command line that main.py's plain parser leaves (help, `--x=y`,
+`check`, `explain`, mistakes, which typer reports)."""
+from __future__ import annotations
+
+import inspect
+from enum import Enum
+from typing import Optional
+
+import typer
+
+from .commands import ANY, COMMANDS, FLAG, OPT_LEVELS, Command, Option
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="pycoro: compile and run PyCoro programs.")
+
+
+def _choices(option: Option) -> type[Enum]:
+    return Enum(option.param.title().replace("_", ""), {v: v for v in option.values}, type=str)
+
+
+def _parameter(option: Option) -> inspect.Parameter:
+    """The typer parameter declaring `option`."""
+    if option.level:
+        annotation, default = int, typer.Option(option.default, *option.names, min=int(OPT_LEVELS[0]),
+                                                max=int(OPT_LEVELS[-1]), help=option.help)
+    elif option.values is FLAG:
+        annotation, default = bool, typer.Option(False, *option.names, help=option.help)
+    elif option.values is ANY:
+        annotation, default = Optional[str], typer.Option(option.default, *option.names, help=option.help)
+    else:
+        choices = _choices(option)
+        annotation = choices if option.default is not None else Optional[choices]
+        default = typer.Option(None if option.default is None else choices(option.default), *option.names,
+                               help=option.help)
+    return inspect.Parameter(option.param, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def _add(name: str, command: Command) -> None:
+    def run(file: str, **params) -> None:
+        values = {k: v.value if isinstance(v, Enum) else v for k, v in params.items()}
+        raise typer.Exit(command.action(file, **values))
+    file = inspect.Parameter("file", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                             default=typer.Argument(..., help="the .pc program"), annotation=str)
+    parameters = [file, *map(_parameter, command.options)]
+    run.__signature__ = inspect.Signature(parameters)
+    run.__annotations__ = {p.name: p.annotation for p in parameters}
+    run.__doc__ = command.help
+    app.command(name)(run)
+
+
+for _name, _command in COMMANDS.items():
+    _add(_name, _command)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,252 @@
+"""The `pycoro` command's subcommands: each one's options, declared once,
+and the action it runs.
+
+`COMMANDS` is read by both command-line parsers: launch.py's plain parser,
+which runs `pycoro run`/`pycoro build` without typer (~20 ms to import) and,
+from the cache, without the compiler or LLVM, and app.py, which builds
+typer's commands from it for every other command line (help, `--x=y`,
+mistakes). Light: nothing here imports the compiler until an action runs.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from ..diagnostics import CompileError, LeakError, print_diagnostics
+from ..record import record
+
+EXIT_USER_ERROR = 1
+EXIT_INTERNAL_ERROR = 70
+
+FLAG, ANY = (), None   # an option's `values`: it takes none / any text
+OPT_LEVELS = ("0", "1", "2", "3")
+TARGETS = ("native", "nvptx")
+EMITS = ("exe", "obj", "shared", "llvm", "lowered", "asm", "ptx")
+_DEFAULT_SUFFIX = {"exe": "", "obj": ".o", "shared": ".so", "llvm": ".ll", "lowered": ".ll",
+                   "asm": ".s", "ptx": ".ptx"}
+
+
+@record(frozen=True)
+class Option:
+    names: tuple[str, ...]          # `-o`, `--output`
+    param: str                      # the action's keyword parameter
+    help: str
+    values: tuple[str, ...] | None = FLAG   # FLAG, ANY or the values it takes
+    default: object = False
+    level: bool = False             # `-O N` / `-ON`: an optimisation level (an int)
+
+
+@record(frozen=True)
+class Command:
+    action: object                  # (file, **options) → exit status
+    help: str
+    options: tuple[Option, ...]
+    plain: bool = False             # launch.py runs it without typer when it can
+
+
+OPT = Option(("-O",), "opt", "optimisation level, -O0 … -O3", OPT_LEVELS, 2, level=True)
+TARGET = Option(("--target",), "target", "native (this CPU) or nvptx (PTX for NVIDIA GPUs)", TARGETS, "native")
+ARCH = Option(("--arch",), "arch", "nvptx: the GPU architecture, sm_XX (default sm_80)", ANY, None)
+REAL_TIME = Option(("--real-time",), "real_time",
+                   "async programs: `sleep` and `now()` use the wall clock, not virtual time")
+TIME_STAGES = Option(("--time-stages",), "time_stages",
+                     "print on stderr how long each stage of the compiler took")
+CHECK_LEAKS = Option(("--check-leaks",), "check_leaks", "count coroutine frames; fail if any leak")
+TRAMPOLINE = Option(("--trampoline",), "trampoline", "symmetric transfer through a resume loop, as on GPUs")
+OUTPUT = Option(("-o", "--output"), "output", "where to write", ANY, None)
+ALLOW_DEVICE_HEAP = Option(("--allow-device-heap",), "allow_device_heap",
+                           "nvptx: accept coroutine frames from the device heap")
+EMIT = Option(("--emit",), "emit", "default: exe, or ptx for --target nvptx", EMITS, None)
+
+
+def in_big_stack(action):
+    """Run `action` on a thread with a 512 MiB stack: the parser and checker recurse
+    once per nesting level of the program (and a program run in this process gets
+    the same stack)."""
+    outcome: dict = {}
+
+    def target():
+        try:
+            outcome["value"] = action()
+        except BaseException as err:  # re-raised on the calling thread
+            outcome["error"] = err
+    threading.stack_size(512 * 1024 * 1024)
+    sys.setrecursionlimit(200_000)
+    thread = threading.Thread(target=target, name="pycoro")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+def guarded(action) -> int:
+    """Run a compiler action; its exit status: its own, 1 for diagnostics, 70
+    for a bug in pycoro."""
+    try:
+        status = in_big_stack(action)
+    except CompileError as err:
+        print_diagnostics(err.diagnostics, err.sources)
+        return EXIT_USER_ERROR
+    except LeakError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except RecursionError:
+        print("error: program is nested too deeply for pycoro", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except Exception as err:  # noqa: BLE001 - every other failure is ours
+        print(f"internal compiler error: {type(err).__name__}: {err}", file=sys.stderr)
+        if os.environ.get("PYCORO_TRACEBACK"):
+            import traceback
+            traceback.print_exc()
+        else:
+            print("(set PYCORO_TRACEBACK=1 to see where; please report it)", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+    return status or 0
+
+
+def options_for(opt: int = 2, target: str = "native", arch: str | None = None, allow_device_heap: bool = False,
+                trampoline: bool = False, real_time: bool = False):
+    """The compilation options of a command (`pycoro run`'s cache entries are keyed by them)."""
+    from ..diagnostics import Diagnostic
+    from ..options import DEFAULT_GPU_ARCH, Options
+    if arch is not None:
+        from ..backend.targets import nvptx_arches   # LLVM: only when asked about GPUs
+        if arch not in nvptx_arches():
+            raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
+                                           hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
+    return Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
+                   allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time)
+
+
+def compilation(file: str, options):
+    from ..diagnostics import print_warnings
+    from ..driver import Compilation   # the whole compiler: imported only when needed
+    return Compilation.from_file(file, options, warn=print_warnings)
+
+
+def stage_report(times: list[tuple[str, float]]) -> str:
+    """`--time-stages`: each stage's time (a stage that ran twice, summed and counted), and the total."""
+    if not times:
+        return "no compiler stage ran: the program came from the cache"
+    total: dict[str, list] = {}
+    for name, seconds in times:
+        entry = total.setdefault(name, [0.0, 0])
+        entry[0] += seconds
+        entry[1] += 1
+    width = max(len(name) for name in [*total, "total"])
+    lines = [f"{name:<{width}}  {seconds * 1000:8.1f} ms" + (f"  ({runs} runs)" if runs > 1 else "")
+             for name, (seconds, runs) in total.items()]
+    lines.append(f"{'total':<{width}}  {sum(s for _, s in times) * 1000:8.1f} ms")
+    return "\n".join(lines)
+
+
+def _timed(time_stages: bool, work):
+    """`work(compilations)` (which appends the compilations it makes), then, with
+    --time-stages, their stages' times on stderr, even when it failed."""
+    made: list = []
+    try:
+        return work(made)
+    finally:
+        if time_stages:
+            print(stage_report([t for c in made for t in c.stage_times]), file=sys.stderr)
+
+
+def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: bool = False,
+                real_time: bool = False, time_stages: bool = False) -> int:
+    """`pycoro run`: the program's exit status. From the cache when it was
+    compiled before (rerun.py: no compiler, no LLVM), else compiled now."""
+    # Compiled code never returns to Python's signal check: let Ctrl-C end the
+    # program the way it ends a native one.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    def work(made: list):
+        from ..rerun import run_cached
+        options = options_for(opt, trampoline=trampoline, real_time=real_time)
+        status = run_cached(file, options, check_leaks)
+        if status is None:
+            made.append(compilation(file, options))
+            status = made[-1].run(check_leaks)
+        return status & 0xFF
+    return guarded(lambda: _timed(time_stages, work))
+
+
+def build_program(file: str, output: str | None = None, target: str = "native", arch: str | None = None,
+                  allow_device_heap: bool = False, emit: str | None = None, opt: int = 2,
+                  real_time: bool = False, time_stages: bool = False) -> int:
+    """`pycoro build`: writes the artefact; the exit status."""
+    emit = emit or ("ptx" if target == "nvptx" else "exe")
+    out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit]).name or "a.out"
+    if output is None and emit == "shared":
+        out = f"lib{out}"   # gen.pc → libgen.so (and gen.h)
+
+    def work(made: list):
+        from ..diagnostics import Diagnostic
+        if emit == "ptx" and target != "nvptx":
+            raise CompileError([Diagnostic("--emit ptx without --target nvptx: PTX is for GPUs", None)])
+        if target != "nvptx" and (arch or allow_device_heap):
+            raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
+        made.append(compilation(file, options_for(opt, target, arch, allow_device_heap, real_time=real_time)))
+        made[-1].build(emit, out)
+        return 0
+    return guarded(lambda: _timed(time_stages, work))
+
+
+def check_program(file: str, target: str = "native") -> int:
+    """`pycoro check`."""
+    return guarded(lambda: (compilation(file, options_for(target=target)).check(), 0)[1])
+
+
+def explain_program(file: str, opt: int = 2, target: str = "native", arch: str | None = None) -> int:
+    """`pycoro explain`: the table of frames and call sites (explain.py) on stdout."""
+    def action():
+        from .explain import render_explain
+        frames, sites = compilation(file, options_for(opt, target, arch)).explain()
+        print(render_explain(file, opt, frames, sites, gpu=target == "nvptx"))
+        return 0
+    return guarded(action)
+
+
+COMMANDS = {
+    "run": Command(run_program, "Compile FILE in memory (JIT) and run `main`; exit with its status.",
+                   (OPT, CHECK_LEAKS, TRAMPOLINE, REAL_TIME, TIME_STAGES), plain=True),
+    "build": Command(build_program, "Write an artefact: a native executable, a shared library with its C "
+                     "header, or PTX for --target nvptx.",
+                     (OUTPUT, TARGET, ARCH, ALLOW_DEVICE_HEAP, EMIT, OPT, REAL_TIME, TIME_STAGES), plain=True),
+    "check": Command(check_program, "Parse and type-check FILE only.", (TARGET,)),
+    "explain": Command(explain_program, "Report coroutine frames, their ABIs, and heap elision per call site.",
+                       (OPT, TARGET, ARCH)),
+}
+
+
+def plain_command(argv: list[str]) -> tuple[str, str, dict] | None:
+    """`run FILE` or `build FILE` with only their options, as separate words
+    (`-O N` and `-ON` too): the command, the file and the parameters given;
+    None for any other command line (cli.py parses it, and says what is wrong
+    with it)."""
+    if not argv or argv[0] not in COMMANDS or not COMMANDS[argv[0]].plain:
+        return None
+    options = {name: option for option in COMMANDS[argv[0]].options for name in option.names}
+    file, params = None, {}
+    args = iter(argv[1:])
+    for arg in args:
+        option = options.get(arg) or options.get(arg[:2])
+        if option is not None and option.level:
+            level = arg[2:] or next(args, None)
+            if level not in OPT_LEVELS:
+                return None
+            params[option.param] = int(level)
+        elif option is not None and arg in option.names:
+            value = True if option.values is FLAG else next(args, None)
+            if value is None or (option.values is ANY and value.startswith("-")) \
+                    or (option.values and value not in option.values):
+                return None
+            params[option.param] = value
+        elif arg.startswith("-") or file is not None:
+            return None
+        else:
+            file = arg
+    return (argv[0], file, params) if file is not None else None

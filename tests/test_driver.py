@@ -1,0 +1,100 @@
+"""The driver as a pipeline of products: each stage runs once per
+compilation, its time is kept, and nothing of one compilation is shared
+with another (ISSUE 20: one product per stage, no global state)."""
+from __future__ import annotations
+
+import collections
+import threading
+from pathlib import Path
+
+import pytest
+
+from pycoro.diagnostics import CompileError
+from pycoro.driver import Compilation
+from pycoro.frontend.check import ProgramChecker
+from pycoro.frontend.layout import StructLayouts
+from pycoro.options import Options
+
+GPU_SQUARES = Path(__file__).parent.parent / "examples" / "gpu" / "squares.pc"
+EXPORTS = """\
+struct P { x: i64, y: i64 }
+fn norm1(x: i64, y: i64) -> i64 { let p = P { x: x, y: y }; return p.x + p.y; }
+fn evens(n: i64) -> Generator<i64> { for i in 0..n { if i % 2 == 0 { yield i; } } }
+"""
+
+
+def stage_counts(c: Compilation) -> dict[str, int]:
+    return dict(collections.Counter(name for name, _ in c.stage_times))
+
+
+def test_a_native_build_runs_each_stage_once(tmp_path):
+    c = Compilation("fn main() { print(1); }", "m.pc", tmp_path)
+    c.build("obj", str(tmp_path / "m.o"))
+    assert stage_counts(c) == {"parse": 1, "check": 1, "lower": 1, "link runtime": 1, "optimise": 1,
+                               "place ramps": 1, "emit": 1}
+    assert all(seconds >= 0 for _, seconds in c.stage_times)
+
+
+def test_an_nvptx_build_without_transfers_runs_each_stage_once(tmp_path):
+    """The pipeline's product that answers "is the trampoline needed?" is the
+    build's when it is not (it used to be computed twice)."""
+    c = Compilation.from_file(str(GPU_SQUARES), Options(target="nvptx"))
+    c.build("ptx", str(tmp_path / "k.ptx"))
+    assert stage_counts(c) == {"parse": 1, "check": 1, "lower": 1, "link runtime": 1, "optimise": 1, "emit": 1}
+    assert ".entry" in (tmp_path / "k.ptx").read_text()
+
+
+def test_a_shared_library_checks_the_program_once(tmp_path):
+    """The exports' wrappers are checked as one more module of the program
+    already checked, not by checking the program again with them appended."""
+    c = Compilation(EXPORTS, "x.pc", tmp_path, Options(need_main=False))
+    c.shared_library(str(tmp_path / "libx.so"))
+    assert stage_counts(c) == {"parse": 1, "check": 1, "check wrappers": 1, "lower": 1, "link runtime": 1,
+                               "optimise": 1, "place ramps": 1, "emit": 1}
+    assert (tmp_path / "x.h").exists()
+
+
+def test_pycoro_compile_checks_the_program_once():
+    import pycoro
+    mod = pycoro.compile(EXPORTS, cache=False)
+    assert (mod.norm1(2, 3), list(mod.evens(7))) == (5, [0, 2, 4, 6])
+
+
+def test_the_checked_program_holds_frozen_layouts_and_no_checker(tmp_path):
+    c = Compilation(EXPORTS, "x.pc", tmp_path, Options(need_main=False))
+    program = c.check()
+    assert isinstance(program.layouts, StructLayouts)
+    assert not any(isinstance(v, ProgramChecker) or getattr(v, "__self__", None) is not None
+                   for v in vars(program).values())
+    (point,) = {t for f in program.functions for t in f.types.values() if str(t) == "P"}
+    assert [name for name, _ in program.layouts.fields(point)] == ["x", "y"]
+    assert program.layouts.size_align(point) == (16, 8)
+
+
+def test_two_compilations_in_two_threads_render_their_own_lines():
+    """Each compilation keeps the sources it read (no process-wide cache), and
+    the parser's recent tokens are its own thread's: two programs of the same
+    file name, with different mistakes, compiled at once, each show theirs."""
+    programs = {
+        "type": ("fn main() {\n    let a: i32 = true;\n}\n",
+                 "t.pc:2:18: error: expected `i32`, found `bool`\n    let a: i32 = true;\n                 ^~~~"),
+        "syntax": ("fn main() {\n    let b = 1 < 2 < 3;\n}\n",
+                   "t.pc:2:18: error: expected ';', found '<'\n    let b = 1 < 2 < 3;\n                 ^\n"
+                   "hint: comparison operators cannot be chained: write `a < b && b < c`"),
+    }
+    found: dict[str, list[str]] = {kind: [] for kind in programs}
+    start = threading.Barrier(len(programs))
+
+    def compile_many(kind: str) -> None:
+        start.wait()
+        for _ in range(20):
+            with pytest.raises(CompileError) as err:
+                Compilation(programs[kind][0], "t.pc", Path(".")).check()
+            found[kind].append(str(err.value))
+    threads = [threading.Thread(target=compile_many, args=(kind,)) for kind in programs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for kind, (_, expected) in programs.items():
+        assert found[kind] == [expected] * 20, kind
