@@ -38,7 +38,6 @@ def intrinsic_type(name: str, accepts: str, t: object) -> str: return f"{q(name)
 def instantiated_here(display: str) -> str: return f"in {q(display)}, instantiated here"
 def instantiation_too_deep(name: str) -> str:
     return f"instantiating {q(name)} never ends: each instance needs a larger one"
-def not_supported_yet(what: str) -> str: return f"{what} is not supported yet"
 def not_on_gpu(what: str) -> str: return f"{what} cannot run on a GPU"
 def kernel_needs_gpu() -> str: return "a `kernel fn` is GPU code"
 def gpu_builtin(name: str) -> str: return f"`{name}()` exists only in GPU code"
@@ -58,8 +57,6 @@ def kernel_called(name: str) -> str: return f"`kernel fn` {q(name)} is launched 
 # types and values
 def mismatch(expected: object, found: object) -> str: return f"expected {q(expected)}, found {q(found)}"
 def literal_out_of_range(value: int, t: object) -> str: return f"literal {value} does not fit in {q(t)}"
-def int_literal_for(t: object) -> str: return f"expected {q(t)}, found an integer literal"
-def float_literal_for(t: object) -> str: return f"expected {q(t)}, found a floating-point literal"
 def cannot_infer_null() -> str: return "cannot infer the pointer type of `null`"
 def cannot_infer_array() -> str: return "cannot infer the element type of an empty array"
 def bad_operand(op: str, t: object) -> str: return f"operator `{op}` cannot be applied to {q(t)}"
@@ -124,7 +121,6 @@ def coroutine_return_type(name: str, t: object) -> str:
     return f"coroutine {q(name)} must return a promise handle type such as `Generator<T>`, not {q(t)}"
 def missing_hook(promise: str, hook: str, what: str) -> str:
     return f"promise {q(promise)} has no `{hook}`, which {what} needs"
-def outside_coroutine(what: str) -> str: return f"{what} outside a coroutine"
 def unknown_abi(name: str) -> str: return f"unknown coroutine ABI {q(name)}: expected `switch`, `retcon(N)` or `retcon_once(N)`"
 def retcon_needs_size(abi: str) -> str: return f"`abi {abi}` needs the size of its inline buffer: `abi {abi}(N);`"
 def switch_takes_no_size() -> str: return "`abi switch` takes no buffer size"
@@ -213,3 +209,23 @@ def async_value(name: str) -> str: return f"{q(name)} is an `async fn` and canno
 def async_abi_coroutine(t: object) -> str:
     return f"{q(t)} is the handle of a spawned task; a coroutine cannot return it"
 def async_promise_members() -> str: return "a promise with `abi async;` declares nothing else: it names the handle of a task"
+
+
+# hints
+def struct_literal_hint(name: str) -> str: return f"build a struct with `{name} {{ field: value, … }}`"
+def explicit_type_args_hint(name: str, generics) -> str:
+    return f"give them explicitly: `{name}<{', '.join(generics)}>(…)`"
+def no_self_hint(name: str) -> str: return f"{q(name)} has no `self` parameter"
+def declare_var_hint(name: str) -> str: return f"declare it with `var {name}`"
+def copy_param_hint(name: str) -> str: return f"copy it into a variable: `var {name} = {name};`"
+def annotate_null_hint(name: str) -> str: return f"write `let {name}: ptr<T> = null;`"
+def annotate_let_hint(name: str) -> str: return f"write `var {name}: T;`"
+def gpu_extern_hint() -> str: return "GPU code cannot call C functions"
+def intrinsic_signature_hint(signature: str) -> str: return f"declare it `{signature}`"
+def kernel_generator_hint() -> str: return "run a generator inside the kernel instead: `for v in g(…) { … }`"
+def use_co_return_hint() -> str: return "use `co_return` in a coroutine"
+def use_return_hint() -> str: return "use `return` in a function that is not a coroutine"
+def async_return_hint() -> str: return "an `async fn` returns with `return`"
+def retcon_yield_from_hint() -> str:
+    return ("a returned-continuation coroutine can only `yield`; "
+            "`for v in g { yield v; }` passes on another generator's values")

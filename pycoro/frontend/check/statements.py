@@ -1,0 +1,333 @@
+"""Statements (LANGUAGE.md §4): bindings, assignment and places, control
+flow, `with`, `defer`, `return`."""
+from __future__ import annotations
+
+from .. import ast
+from .. import messages as M
+from ..program import HandleCall, IterProtocol, LocalVar
+from ..types import BOOL, ERROR, NULL, VOID, PromiseT, PtrT, Type, abi_of
+from .calls import handle_kind
+from .expressions import is_literalish
+from .ownership import path_text
+from .suspension import is_coroutine
+
+
+def always_returns(s: ast.Stmt | None) -> bool:
+    """Whether control can never fall off the end of `s`."""
+    match s:
+        case ast.Return() | ast.CoReturn():
+            return True
+        case ast.Block(stmts=stmts):
+            return any(always_returns(x) for x in stmts)
+        case ast.If(then=then, else_=else_):
+            return else_ is not None and always_returns(then) and always_returns(else_)
+        case ast.Loop(body=body):
+            return not _breaks(body)
+        case ast.While(cond=ast.BoolLit(value=True), body=body):
+            return not _breaks(body)
+        case ast.ExprStmt(expr=ast.Call(callee=ast.Name(name="panic"))):
+            return True
+    return False
+
+
+def _never_falls_through(s: ast.Stmt | None) -> bool:
+    """Whether control never goes on to the statement after `s`: every path
+    through it returns, panics, or leaves by `break`/`continue`."""
+    match s:
+        case ast.Break() | ast.Continue():
+            return True
+        case ast.Block(stmts=stmts):
+            return any(map(_never_falls_through, stmts))
+        case ast.If(then=then, else_=else_):
+            return _never_falls_through(then) and _never_falls_through(else_)
+    return always_returns(s)
+
+
+def _breaks(s: ast.Stmt) -> bool:
+    """Whether `s` contains a `break` that leaves the loop whose body it is."""
+    match s:
+        case ast.Break():
+            return True
+        case ast.Block(stmts=stmts):
+            return any(map(_breaks, stmts))
+        case ast.If(then=then, else_=else_):
+            return _breaks(then) or (else_ is not None and _breaks(else_))
+        case ast.Defer(stmt=inner):
+            return _breaks(inner)
+    return False  # nested loops own their breaks
+
+
+class StatementRules:
+    """BodyChecker's rules of this module (a mixin: `self` is the BodyChecker)."""
+
+    def stmt_Block(self, s: ast.Block) -> None:
+        self.check_block(s)
+
+    def stmt_Let(self, s: ast.Let) -> None:
+        self.binding = s.init
+        if s.type is not None:
+            t = self.p.resolve_type(s.type, self.subst)
+            if s.init is not None and t is not ERROR:
+                self.expect(s.init, t)
+            elif s.init is not None:
+                self.check_expr(s.init, None)
+            elif not s.mutable:
+                self.r.error(M.let_needs_init(s.name), s.span)
+        elif s.init is not None:
+            t = self.check_expr(s.init, None)
+            self.consume(s.init, t)
+            if t == NULL:
+                self.r.error(M.cannot_infer_null(), s.init.span, hint=M.annotate_null_hint(s.name))
+                t = ERROR
+        else:
+            self.r.error(M.cannot_infer_let(s.name), s.span, hint=M.annotate_let_hint(s.name))
+            t = ERROR
+        var = self.declare(s, s.name, t, s.mutable)
+        if s.init is not None and (borrow := self._borrow_of(s.init)) is not None:
+            self.borrowing[id(var)] = borrow   # it may stay there, not move on
+        self.binding = None
+
+    def stmt_Assign(self, s: ast.Assign) -> None:
+        place = self._local_path(s.target) if s.op == "=" else None
+        moved = self.moved
+        self._refill(place)   # a moved-out variable may be written…
+        target_t = self.check_place(s.target, write=True)
+        self.moved = moved    # …but not read by the value: `sink(g); g = keep(g);`
+        if s.op == "=":
+            # `g = c.ticks()`: a variable may hold a coroutine that refers to a
+            # `mut self` place, as `var g = c.ticks();` does, if it dies first.
+            holder = self.lookup(s.target.name) if isinstance(s.target, ast.Name) else None
+            self.binding = s.value if holder is not None else None
+            if target_t is not ERROR:
+                self.expect(s.value, target_t)
+            else:
+                self.check_expr(s.value, None)
+            self.binding = None
+            self._refill(place)   # given its handles again, also after `g = keep(g)` moved them
+            borrow = self._borrow_of(s.value)
+            if holder is not None and borrow is not None:
+                if self._dies_first(holder, borrow):
+                    self.borrowing[id(holder)] = borrow
+                else:
+                    self.r.error(M.borrowing_coroutine_outlives(borrow.method, borrow.place, holder.name),
+                                 s.value.span, hint=M.borrowing_coroutine_holder_hint(borrow.place))
+            return
+        self.binary_types(s.op, s.target, s.value, s.span, target_t)
+
+    def stmt_ExprStmt(self, s: ast.ExprStmt) -> None:
+        self.check_expr(s.expr, None)
+
+    def stmt_If(self, s: ast.If) -> None:
+        self.condition(s.cond)
+        before = dict(self.moved)
+        self.check_block(s.then)
+        after_then, self.moved = self.moved, before
+        if isinstance(s.else_, ast.If):
+            self.stmt_If(s.else_)
+        elif s.else_ is not None:
+            self.check_block(s.else_)
+        # Moved on a path that reaches the next statement: maybe moved. A branch
+        # that returns, panics, breaks or continues takes its moves elsewhere.
+        reaching = [moved for moved, branch in ((after_then, s.then), (self.moved, s.else_))
+                    if not _never_falls_through(branch)]
+        self.moved = {k: v for moved in reaching or (after_then, self.moved) for k, v in moved.items()}
+
+    def stmt_While(self, s: ast.While) -> None:
+        before = dict(self.moved)
+        self.condition(s.cond)
+        for var, path, span in self._moves_since(before):   # the condition runs before every iteration
+            self.r.error(M.move_in_loop(path_text(var, path)), span)
+        self.loop_body(s.body)
+
+    def stmt_Loop(self, s: ast.Loop) -> None:
+        self.loop_body(s.body)
+
+    def loop_body(self, body: ast.Block, before=None) -> None:
+        self.loops += 1
+        self.loop_nesting += 1
+        saved, self.defers = self.defers, 0
+        self.loop_entries.append(dict(self.moved))
+        self.loop_breaks.append([])
+        self.scopes.append({})
+        if before:
+            before()
+        self.check_block(body, new_scope=False)
+        if not _never_falls_through(body):
+            self._check_next_iteration()
+        self._pop_scope()
+        self.loop_entries.pop()
+        for at_break in self.loop_breaks.pop():   # after the loop: moved on any way out
+            self.moved.update(at_break)
+        self.loops -= 1
+        self.loop_nesting -= 1
+        self.defers = saved
+
+    def stmt_For(self, s: ast.For) -> None:
+        if s.end is not None:
+            t = self.range_bounds(s.iter, s.end)
+            self.loop_body(s.body, lambda: self.declare(s, s.var, t, False))
+            return
+        it = self.check_expr(s.iter, None)
+        if it is ERROR:
+            self.loop_body(s.body, lambda: self.declare(s, s.var, ERROR, False))
+            return
+        if isinstance(s.iter, ast.Call) and isinstance(it, PromiseT) and self.inst is not None:
+            self.inst.elide_safe.add(id(s.iter))   # the for statement owns and destroys it
+        if handle_kind(it) == "retcon":   # built in (LANGUAGE.md §6)
+            next_fn, value_fn = HandleCall("next", None), HandleCall("value", None)
+            item_type = it.args[0] if it.args else ERROR
+        else:
+            nxt, val = self.p.find_method(it, "next"), self.p.find_method(it, "value")
+            if nxt is None or val is None:
+                self.r.error(M.not_iterable(it), s.iter.span)
+                self.loop_body(s.body, lambda: self.declare(s, s.var, ERROR, False))
+                return
+            next_fn = self.p.instantiate_method(nxt, at=s.iter.span)
+            value_fn = self.p.instantiate_method(val, at=s.iter.span)
+            if (next_fn.ret != BOOL or len(next_fn.params) != 1 or len(value_fn.params) != 1
+                    or next_fn.self_mode is None or value_fn.self_mode is None):
+                self.r.error(M.not_iterable(it), s.iter.span)
+            item_type = value_fn.ret
+        holder = LocalVar(f"{s.var}.iter", it, True)
+
+        def bind():
+            item = self.declare(s, s.var, item_type, False)
+            if self.inst is not None:
+                self.inst.iters[s] = IterProtocol(next_fn, value_fn, item, holder)
+        self.loop_body(s.body, bind)
+
+    def range_bounds(self, lo: ast.Expr, hi: ast.Expr) -> Type:
+        if is_literalish(lo) and not is_literalish(hi):
+            t = self.check_expr(hi, None)
+            self.expect(lo, t)
+        else:
+            t = self.check_expr(lo, None)
+            self.expect(hi, t)
+        if t is not ERROR and not t.is_int:
+            self.r.error(M.range_bound(t), lo.span.to(hi.span))
+            return ERROR
+        return t
+
+    def stmt_With(self, s: ast.With) -> None:
+        t = self.check_expr(s.expr, None)
+        item = ERROR
+        if isinstance(t, PromiseT) and abi_of(t) == "retcon_once":
+            item = t.args[0] if t.args else ERROR
+            if isinstance(s.expr, ast.Call) and self.inst is not None:
+                self.inst.elide_safe.add(id(s.expr))   # run to its end by the statement
+        elif t is not ERROR:
+            self.r.error(M.with_needs_once(t), s.expr.span)
+        self.scopes.append({})
+        self.declare(s, s.var, item, False)
+        if self.inst is not None and item is not ERROR:
+            self.inst.withs[s] = LocalVar(f"{s.var}.with", t, True)
+        self.check_block(s.body, new_scope=False)
+        self._pop_scope()
+
+    def stmt_Break(self, s: ast.Break) -> None:
+        self._jump(s, "break")
+
+    def stmt_Continue(self, s: ast.Continue) -> None:
+        self._jump(s, "continue")
+
+    def _jump(self, s: ast.Stmt, kw: str) -> None:
+        if self.defers:
+            self.r.error(M.jump_out_of_defer(kw), s.span)
+        elif not self.loops:
+            self.r.error(M.break_outside_loop(kw), s.span)
+        elif kw == "break":
+            self.loop_breaks[-1].append(dict(self.moved))
+        else:
+            self._check_next_iteration()
+
+    def stmt_Return(self, s: ast.Return) -> None:
+        if self.defers:
+            self.r.error(M.jump_out_of_defer("return"), s.span)
+        if is_coroutine(self.inst.decl):
+            self.r.error(M.return_in_coroutine(), s.span, hint=M.use_co_return_hint())
+            if s.value is not None:
+                self.check_expr(s.value, None)
+            return
+        ret = self.inst.ret
+        if s.value is None:
+            if ret not in (VOID, ERROR):
+                self.r.error(M.return_missing_value(ret), s.span)
+        elif ret == VOID:
+            t = self.check_expr(s.value, None)
+            if t not in (VOID, ERROR):
+                self.r.error(M.return_value_in_void(self.inst.display), s.value.span)
+        else:
+            self.expect(s.value, ret)
+
+    def stmt_Defer(self, s: ast.Defer) -> None:
+        if isinstance(s.stmt, (ast.Let, ast.Defer)):
+            self.r.error(M.defer_declares(), s.stmt.span)
+            return
+        self.defers += 1
+        saved, self.loops = self.loops, 0
+        self.defer_collect = set()
+        self.check_stmt(s.stmt)
+        if self.defer_collect:
+            self.defer_uses.append((self.scopes[-1], self.defer_collect, s.span))
+        self.defer_collect = None
+        self.loops = saved
+        self.defers -= 1
+
+    def check_place(self, e: ast.Expr, write: bool) -> Type:
+        """Type of an assignable (or addressable) expression; reports why not."""
+        match e:
+            case ast.Name(name=name):
+                t = self.check_expr(e, None)
+                var = self.lookup(name)
+                if write and var is not None and not var.mutable:
+                    if var.is_param and name == "self":
+                        self.r.error(M.assign_self(), e.span)
+                    elif var.is_param:
+                        self.r.error(M.assign_param(name), e.span, hint=M.copy_param_hint(name))
+                    else:
+                        self.r.error(M.assign_immutable(name), e.span, hint=M.declare_var_hint(name))
+                    return ERROR
+                if var is None:
+                    g = self.p.globals.get(name)
+                    if g is None:
+                        if t is not ERROR:
+                            self.r.error(M.not_assignable() if write else M.not_addressable(), e.span)
+                        return ERROR
+                    if write and not g.decl.mutable:
+                        self.r.error(M.assign_immutable(name), e.span, hint=M.declare_var_hint(name))
+                        return ERROR
+                return t
+            case ast.Field(base=base) | ast.Index(base=base):
+                t = self.check_expr(e, None)
+                if t is ERROR:
+                    return ERROR
+                if isinstance(self.inst_types.get(base), PtrT):
+                    return t  # writes through a raw pointer are always allowed
+                if self._place_root_ok(base, write):
+                    return t
+                return ERROR
+        t = self.check_expr(e, None)
+        if t is not ERROR:
+            self.r.error(M.not_assignable() if write else M.not_addressable(), e.span)
+        return ERROR
+
+    def _place_root_ok(self, base: ast.Expr, write: bool) -> bool:
+        """`a.b[i].c = v` needs `a` to be a mutable place (or a pointer)."""
+        match base:
+            case ast.Name():
+                self.field_bases.add(id(base))   # only the field is used: `x.a = v` after `x.b` moved
+                ok = self.check_place(base, write) is not ERROR
+                self.field_bases.discard(id(base))
+                return ok
+            case ast.Field(base=inner) | ast.Index(base=inner):
+                if isinstance(self.inst_types.get(inner), PtrT):
+                    return True
+                return self._place_root_ok(inner, write)
+            case ast.Call() if self.inst is not None and isinstance(self.inst.calls.get(base), HandleCall):
+                return True  # `h.promise()` is the promise itself, by reference
+        if not write:
+            # Reading a field of a temporary is fine; taking its address is not.
+            return True
+        self.r.error(M.not_assignable(), base.span)
+        return False
+
