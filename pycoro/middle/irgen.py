@@ -25,11 +25,11 @@ from ..frontend.types import (BOOL, ERROR, HANDLE, NULL, STR, VOID, ArrayT, Floa
 from ..frontend.layout import is_aggregate
 from ..frontend.intrinsics import FACTS, RUNTIME as RUNTIME_INTRINSICS, kind_of as math_kind
 from . import gpu, guards, intrinsics
-from .coro import async_, retcon
-from .coro.base import emitter_for, handle_op
+from .coro import async_
+from .coro.abis import ABIs
 from .gpu import GPU_INTRINSICS
 from .llvmcompat import (EMPTY, I1, I8, I32, I64, PTR, TypedCallee, alloca, field_ptr, gep,
-                         global_string, mark_elide_safe)
+                         global_string)
 from .runtime import NORETURN, RUNTIME, symbol as rt_symbol
 from ..paths import in_stdlib
 
@@ -53,9 +53,9 @@ class ModuleGen:
         # Kernels for the host CPU (pycoro.gpu's device="cpu"): the GPU builtins
         # read what a launcher per kernel sets (middle/gpu.py).
         self.gpu_emulation = gpu_emulation
-        # Symmetric transfer through a resume loop instead of tail calls, for
-        # targets that have none (NVPTX): middle/coro/trampoline.py.
-        self.trampoline = trampoline
+        # Each function's ABI; switched-resume coroutines transfer through a resume
+        # loop instead of tail calls on targets that have none (NVPTX): coro/trampoline.py.
+        self.abis = ABIs(trampoline)
         # `pycoro explain`: every coroutine ramp takes a hidden i32 call-site id that
         # it passes to the frame allocator, so the optimised IR says which call
         # sites still allocate (llvmlite exposes no optimisation remarks).
@@ -134,19 +134,16 @@ class ModuleGen:
             return self.fns[key]
         fnty = self.signature([t for _, t in inst.params], inst.ret, inst.decl.varargs,
                               inst.self_mode == "ref")
-        if inst.coro is not None and inst.coro.returns_continuations:
-            fnty = retcon.ramp_type(self, inst.ret, list(fnty.args))   # takes the caller's buffer
-        if inst.is_async:
-            fnty = async_.function_type()   # everything travels in its context
-        if self.explain and inst.coro is not None:
+        abi = self.abis.of_function(inst)
+        fnty = abi.function_type(self, inst, fnty)
+        if self.explain and abi.counts_sites:
             fnty = ir.FunctionType(fnty.return_type, list(fnty.args) + [I32])
         existing = self.module.globals.get(inst.symbol)
         if existing is not None:  # the same C function declared twice
             self.fns[key] = existing
             return existing
         fn = ir.Function(self.module, fnty, inst.symbol)
-        if inst.is_async:
-            async_.declare(fn)
+        abi.declare(fn)
         if inst.is_extern and inst.symbol in _RETURNS_TWICE:
             fn.attributes.add("returns_twice")   # or LLVM keeps values in registers longjmp restores stale
         if not inst.is_extern:
@@ -319,7 +316,8 @@ class ModuleGen:
                 gpu.emulated_launcher(self.module, inst.decl.name, self.declare(inst), self.runtime("flush"))
             elif inst.decl.kind == "kernel":
                 gpu.kernel_entry(self.module, inst.decl.name, self.declare(inst), [t for _, t in inst.params])
-        retcon.keep_split_ramps_out(self.module)
+        for abi in self.abis.all():
+            abi.finish_module(self)
         return self.module
 
     def _emit_needed(self, emitted: set[int]) -> None:
@@ -331,16 +329,7 @@ class ModuleGen:
                         FnGen(self, inst).emit()
 
     def _c_main(self, main: FnInstance) -> None:
-        if main.is_async:
-            async_.c_main(self, main, self.runtime("init"), self.runtime("flush"))
-            return
-        # int main(int, char**) { __pc_init(); s = pc.main(); __pc_flush(); return s; }
-        fn = ir.Function(self.module, ir.FunctionType(I32, [I32, PTR]), "main")
-        b = ir.IRBuilder(fn.append_basic_block("entry"))
-        b.call(self.runtime("init"), [])
-        status = b.call(self.declare(main), [])
-        b.call(self.runtime("flush"), [])
-        b.ret(status if main.ret != VOID else I32(0))
+        self.abis.of_function(main).c_main(self, main)
 
 
 # C functions that return a second time (after a longjmp): calls to them must
@@ -390,8 +379,7 @@ class FnGen:
         self.scopes: list[list[tuple[str, object]]] = []
         self.loops: list[_Loop] = []
         self.types = inst.types
-        self.coro = None
-        self.task = None   # an async fn's (coro/async_.py)
+        self.body = None   # how its ABI starts, suspends and ends it (coro/base.py's BodyEmitter)
         # This function's instance, then the async callees whose bodies are being
         # emitted in place of `await g(…)` (innermost last; `inst` is the last),
         # and where the innermost one's `return` goes: (result slot, block).
@@ -471,48 +459,33 @@ class FnGen:
         if is_aggregate(self.inst.ret):
             self.result = next(args)
             self.result.name = "result"
-        if self.inst.coro is not None and self.inst.coro.returns_continuations:
-            next(args)   # the caller's buffer (coro/retcon.py)
-        if self.inst.is_async:
-            self.task = async_.AsyncEmitter(self)
-            self.task.begin()
+        self.body = self.mg.abis.of_function(self.inst).body(self)
+        self.body.prologue(args)
         for i, (param, (name, t)) in enumerate(zip(self.inst.decl.params, self.inst.params)):
             var = self.inst.locals[param]
             if t == VOID:
                 continue
-            if self.task is not None:   # in the context its caller filled in
-                # addressed afresh at each use: from the context the code after a
-                # suspension is given, so that CoroSplit keeps no address in the frame
-                self.slots[id(var)] = functools.partial(self.task.param_slot, i, param.is_self and param.mut_self)
+            slot = self.body.param_slot(i, param)
+            if slot is not None:
+                self.slots[id(var)] = slot
                 continue
             arg = next(args)
             arg.name = name
             if param.is_self and param.mut_self:
                 self.slots[id(var)] = arg   # `mut self` is the caller's place
-            elif is_aggregate(t) and self.inst.coro is None:
+            elif is_aggregate(t) and not self.body.copies_params:
                 self.slots[id(var)] = arg   # the caller's fresh copy, alive until we return
             else:
                 # A coroutine outlives its ramp: it keeps its own copy (in its frame).
                 self.store(arg, self.slot(var), t)
         self.scopes.append([("drop", (self.slot(v), v.type)) for v in
                             (self.inst.locals[p] for p in self.inst.decl.params) if v.owned])
-        if self.inst.coro is not None:
-            self.coro = emitter_for(self, self.inst.coro)
-            self.coro.begin()
+        self.body.begin()
         self.emit_block(self.inst.decl.body)
         if not self.b.block.is_terminated:
             self.run_cleanups(self.scopes[-1])
-            if self.coro is not None:
-                if self.inst.coro.return_void is not None:
-                    self.call(self.inst.coro.return_void, [self.coro.promise()])
-            elif self.task is not None:
-                self.task.return_()
-            elif self.inst.ret == VOID:
-                self.b.ret_void()
-            else:
-                self.b.unreachable()
-        if self.coro is not None:
-            self.coro.end()
+            self.body.fall_off_end()
+        self.body.end()
         self.scopes.pop()
         self.allocas.branch(self.fn.blocks[1])
 
@@ -536,7 +509,7 @@ class FnGen:
                 # the `with` is destroyed instead, the drop after this unwinds it
                 if not destroying:
                     slot, t = what
-                    handle_op(self, t, "next", self.b.load(slot, typ=PTR))
+                    self.handle_op(t, "next", self.b.load(slot, typ=PTR))
             else:
                 self.drop(*what)
 
@@ -563,7 +536,7 @@ class FnGen:
         live, done = self.block("drop"), self.block("drop.done")
         self.b.cbranch(self.b.icmp_unsigned("!=", handle, ir.Constant(PTR, None)), live, done)
         self.b.position_at_end(live)
-        handle_op(self, t, "destroy", handle)
+        self.handle_op(t, "destroy", handle)
         self.b.store(ir.Constant(PTR, None), slot)
         self.b.branch(done)
         self.b.position_at_end(done)
@@ -760,7 +733,7 @@ class FnGen:
 
     def for_iter(self, s: ast.For) -> None:
         proto = self.inst.iters[s]
-        if self._is_mutable_place(s.iter):
+        if self.is_mutable_place(s.iter):
             holder = self.place(s.iter)
         else:
             holder = self.slot(proto.holder)
@@ -768,7 +741,7 @@ class FnGen:
 
         def step(fn: FnInstance | HandleCall) -> ir.Value:
             if isinstance(fn, HandleCall):   # a returned-continuation handle's own
-                return handle_op(self, proto.holder.type, fn.name, self.b.load(holder, typ=PTR))
+                return self.handle_op(proto.holder.type, fn.name, self.b.load(holder, typ=PTR))
             return self.call(fn, [holder if fn.self_mode == "ref" else self.load(holder, proto.holder.type)])
 
         def bind():
@@ -784,9 +757,9 @@ class FnGen:
         self.store(self.expr(s.expr), holder, t)   # not owned: a temporary dies with the statement
         self.scopes.append([])
         handle = self.b.load(holder, typ=PTR)
-        self.check(handle_op(self, t, "next", handle),
+        self.check(self.handle_op(t, "next", handle),
                    lambda: self.panic(b"`with`: the coroutine ended without yielding", s.expr.span), "with")
-        self.store(handle_op(self, t, "value", handle), self.slot(var), var.type)
+        self.store(self.handle_op(t, "value", handle), self.slot(var), var.type)
         self.scopes[-1].append(("finish", (holder, t)))
         self.emit_block(s.body)
         if not self.b.block.is_terminated:
@@ -812,69 +785,16 @@ class FnGen:
             self.unwind_to(0)
             self.b.branch(after)
             return
-        if self.task is not None:
-            if self.inst.ret != VOID:
-                self.store(value, self.task.result_slot(), self.inst.ret)
-            self.unwind_to(0)
-            self.task.return_()
-            return
-        if self.result is not None:
-            self.store(value, self.result, self.inst.ret)
-        self.unwind_to(0)
-        if self.inst.ret == VOID or self.result is not None:
-            self.b.ret_void()
-        else:
-            self.b.ret(value)
+        self.body.return_(value)
 
     def stmt_CoReturn(self, s: ast.CoReturn) -> None:
-        hook = self.inst.hooks.get(s)
-        if hook is not None:
-            self.call(hook, [self.coro.promise()] + self.arguments(
-                [s.value] if s.value is not None else [], [t for _, t in hook.params[1:]]))
-        self.unwind_to(0)
-        self.coro.co_return()
+        self.body.co_return(s)
 
     def expr_Yield(self, e: ast.Yield) -> ir.Value | None:
-        if self.inst.coro.returns_continuations:   # no hook
-            self.coro.suspend_with(f"yield.{e.span.line}", self.expr(e.value), self.inst.coro.yields)
-            return None
-        hook = self.inst.hooks[e]
-        result = self.call(hook, [self.coro.promise()] + self.arguments([e.value], [t for _, t in hook.params[1:]]))
-        if hook.ret == VOID:
-            self.coro.suspend(f"yield.{e.span.line}")
-            return None
-        if hook.ret == HANDLE:
-            self.coro.transfer(result)
-            return None
-        info = self.inst.awaits[e]   # yield_value returned an awaiter
-        awaiter = self.alloca(info.awaiter, "awaiter")
-        self.store(result, awaiter, info.awaiter)
-        self.coro.await_(info, awaiter)
-        return self.call(info.resume, [awaiter])
+        return self.body.yield_(e)
 
     def expr_Await(self, e: ast.Await) -> ir.Value | None:
-        if self.task is not None:   # in an async fn
-            if self.inst.async_awaits[e] == "call":
-                return self.task.await_call(e.operand)
-            return self.task.await_join(self.expr(e.operand), self.type_of(e))
-        info = self.inst.awaits[e]
-        if info.transform is not None:
-            value = self.call(info.transform, [self.coro.promise()] + self.arguments(
-                [e.operand], [info.transform.params[1][1]]))
-            awaiter = self.alloca(info.awaiter, "awaiter")
-            self.store(value, awaiter, info.awaiter)
-        elif self._is_mutable_place(e.operand):
-            awaiter = self.place(e.operand)
-        else:
-            value = self.expr(e.operand)
-            temp = self.temps.get(id(e.operand))
-            if temp is not None:
-                awaiter = temp   # an owning temporary (`await f(…)`): await it in place
-            else:
-                awaiter = self.alloca(info.awaiter, "awaiter")
-                self.store(value, awaiter, info.awaiter)
-        self.coro.await_(info, awaiter)
-        return self.call(info.resume, [awaiter])
+        return self.body.await_(e)
 
     def emit_inlined(self, callee: FnInstance, args: list[ir.Value]) -> ir.Value | None:
         """`callee`'s body in place of a call of it (an `await` of an async fn:
@@ -909,29 +829,21 @@ class FnGen:
         return None if result is None else self.load(result, callee.ret)
 
     def expr_Spawn(self, e: ast.Spawn) -> ir.Value:
-        return self.task.spawn(e.operand)
+        return self.body.spawn(e)
 
     def expr_YieldFrom(self, e: ast.YieldFrom, inner_value: ir.Value | None = None) -> ir.Value | None:
         """`yield from e.value`; `inner_value`: e.value already evaluated."""
-        hook, info = self.inst.hooks[e], self.inst.awaits[e]
-        inner_t = self.types[e.value]
-        inner = self.alloca(inner_t, "inner")   # not owning: the statement's temporary is
-        self.b.store(self.expr(e.value) if inner_value is None else inner_value, inner)
-        delegate = self.call(hook, [self.coro.promise(), inner])
-        awaiter = self.alloca(info.awaiter, "delegate")
-        self.store(delegate, awaiter, info.awaiter)
-        self.coro.await_(info, awaiter)
-        return self.call(info.resume, [awaiter])
+        return self.body.yield_from(e, inner_value)
 
     # ---- places
-    def _is_mutable_place(self, e: ast.Expr) -> bool:
+    def is_mutable_place(self, e: ast.Expr) -> bool:
         match e:
             case ast.Name():
                 ref = self.inst.refs.get(e)
                 return (isinstance(ref, LocalVar) and ref.mutable) or \
                     (isinstance(ref, GlobalVar) and ref.decl.mutable)
             case ast.Field(base=base) | ast.Index(base=base):
-                return isinstance(self.type_of(base), PtrT) or self._is_mutable_place(base)
+                return isinstance(self.type_of(base), PtrT) or self.is_mutable_place(base)
         return False
 
     def place(self, e: ast.Expr) -> ir.Value:
@@ -1010,7 +922,7 @@ class FnGen:
                 self.zero(self.slot(ref), t)
         elif isinstance(e, ast.Field) and consumed:
             self.zero(self.place(e), t)   # moved out of a local's field (the checker allows no other)
-        elif (isinstance(e, _MAKES_VALUES) or (self.task is not None and isinstance(e, (ast.Await, ast.Spawn)))) \
+        elif (isinstance(e, _MAKES_VALUES) or (self.body.awaits_make_values and isinstance(e, (ast.Await, ast.Spawn)))) \
                 and not consumed and not isinstance(self.inst.calls.get(e), HandleCall):
             # (in an async fn, `await f()` and `spawn f()` make owning values too)
             if is_aggregate(t):
@@ -1206,7 +1118,7 @@ class FnGen:
             handle, t = None, HANDLE   # noop_handle() makes a switched-resume handle
             if target.receiver is not None:
                 handle, t = self.expr(target.receiver), self.types[target.receiver]
-            return handle_op(self, t, target.name, handle, target.promise_align, target.owning)
+            return self.handle_op(t, target.name, handle, target.promise_align, target.owning)
         if isinstance(target, IndirectCall):
             fnt: FnT = self.type_of(e.callee)
             callee = self.expr(e.callee)
@@ -1249,16 +1161,18 @@ class FnGen:
         return values
 
     def call(self, fn: FnInstance, args: list[ir.Value], span=None, elide_safe: bool = False) -> ir.Value | None:
-        if self.mg.explain and fn.coro is not None:
-            args = args + [I32(len(self.mg.sites))]
+        abi = self.mg.abis.of_function(fn)
+        site = []
+        if self.mg.explain and abi.counts_sites:
+            site = [I32(len(self.mg.sites))]
             self.mg.sites.append((self.inst, span or self.current_span, fn))
-        if fn.coro is not None and fn.coro.returns_continuations:
-            site = args[-1:] if self.mg.explain else []
-            return retcon.create(self, fn.ret, self.mg.declare(fn), args, elide_safe, site)
-        result = self.call_with(self.mg.declare(fn), args, fn.ret)
-        if elide_safe:
-            mark_elide_safe(self.b.block.instructions[-1])
-        return result
+        return abi.call(self, fn, self.mg.declare(fn), args + site, elide_safe, site)
+
+    def handle_op(self, t: Type, name: str, handle: ir.Value | None, promise_align: int = 8,
+                  owning: bool = False) -> ir.Value | None:
+        """An operation on a handle of type `t` (its ABI's), from any function;
+        `destroy` destroys what an owning handle holds."""
+        return self.mg.abis.of_handle(t).handle_op(self, t, name, handle, promise_align, owning)
 
     def call_with(self, callee, args: list[ir.Value], ret: Type) -> ir.Value | None:
         """Call with pycoro's convention: an aggregate result comes back in a temporary."""

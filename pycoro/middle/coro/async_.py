@@ -47,6 +47,7 @@ from ...frontend.program import DirectCall, FnInstance
 from ...frontend.types import VOID, PromiseT, Type
 from .. import intrinsics
 from ..llvmcompat import I1, I32, I64, PTR, TypedCallee, alloca, field_ptr, mark_presplit_coroutine, volatile_load
+from .base import BodyEmitter, CoroutineABI
 
 PARENT, RESUME, TASK = range(3)   # every context's header
 CONTEXT_ALIGN = 16
@@ -233,11 +234,14 @@ def c_main(mg, main: FnInstance, init: ir.Function, flush: ir.Function) -> None:
     b.ret(I32(0))
 
 
-class AsyncEmitter:
-    """The body of one `async fn` (FnGen calls it for what differs from a function)."""
+class AsyncEmitter(BodyEmitter):
+    """The body of one `async fn`: its parameters and result live in its
+    context, it returns by tail-calling its caller's continuation."""
 
-    def __init__(self, fg):
-        self.fg = fg
+    awaits_make_values = True
+
+    def __init__(self, fg, info=None):
+        super().__init__(fg, info)
         self.mg = fg.mg
         self.layout = context(self.mg, fg.inst)
 
@@ -245,7 +249,7 @@ class AsyncEmitter:
     def b(self) -> ir.IRBuilder:
         return self.fg.b
 
-    def begin(self) -> None:
+    def prologue(self, args) -> None:
         fg, b = self.fg, self.fg.b
         mark_presplit_coroutine(fg.fn)
         # This function's context: its argument, and after each suspension what
@@ -263,7 +267,13 @@ class AsyncEmitter:
     def ctx(self) -> ir.Value:
         return self.b.load(self.ctx_slot, typ=PTR, name="ctx")
 
-    def param_slot(self, index: int, by_address: bool) -> ir.Value:
+    def param_slot(self, index: int, param: ast.Param):
+        # in the context its caller filled in, addressed afresh at each use: from
+        # the context the code after a suspension is given, so that CoroSplit
+        # keeps no address in the frame
+        return functools.partial(self._param_slot, index, param.is_self and param.mut_self)
+
+    def _param_slot(self, index: int, by_address: bool) -> ir.Value:
         """Where parameter `index` lives: in the context (its caller's copy);
         `mut self` is the address of the caller's place."""
         slot = field_ptr(self.b, self.ctx, self.layout.type, self.layout.params[index])
@@ -276,7 +286,17 @@ class AsyncEmitter:
     def result_slot(self) -> ir.Value:
         return field_ptr(self.b, self.ctx, self.layout.type, self.layout.result, "result")
 
-    def return_(self) -> None:
+    def return_(self, value: ir.Value | None) -> None:
+        fg = self.fg
+        if fg.inst.ret != VOID:
+            fg.store(value, self.result_slot(), fg.inst.ret)
+        fg.unwind_to(0)
+        self._return()
+
+    def fall_off_end(self) -> None:
+        self._return()
+
+    def _return(self) -> None:
         """Tail-call the caller's continuation (after the result is stored and the
         scopes unwound)."""
         b = self.b
@@ -302,6 +322,11 @@ class AsyncEmitter:
         """Wait until something puts the task back on the ready queue."""
         resume = self._resume_function()
         self._suspend(resume, identity(self.mg), park(self.mg), [resume, self.ctx])
+
+    def await_(self, e: ast.Await) -> ir.Value | None:
+        if self.fg.inst.async_awaits[e] == "call":
+            return self.await_call(e.operand)
+        return self.await_join(self.fg.expr(e.operand), self.fg.type_of(e))
 
     def await_call(self, call: ast.Call) -> ir.Value | None:
         """`await g(…)`: g runs in a context on this task's stack, then resumes us."""
@@ -347,7 +372,8 @@ class AsyncEmitter:
         if self.mg.explain:
             self.mg.async_sites.append((self.fg.inst, call.span, callee, kind))
 
-    def spawn(self, call: ast.Call) -> ir.Value:
+    def spawn(self, e: ast.Spawn) -> ir.Value:
+        call = e.operand
         target: DirectCall = self.fg.inst.calls[call]
         self._explain(call, target.fn, "spawn")
         args = self.fg.call_arguments(call, target)
@@ -438,7 +464,7 @@ def intrinsic(fg, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
         "__frame_alloc": lambda: b.call(mg.runtime("coro_alloc"), args + site),
         "__frame_free": lambda: b.call(mg.runtime("coro_free"), args),
         "__size_of": lambda: I64(mg.p.layouts.size_align(fn.params[0][1].elem)[0]),   # (p: ptr<T>)
-        "__current_task": lambda: fg.task.current_task(),
+        "__current_task": lambda: fg.body.current_task(),
         "__real_time": lambda: I1(int(mg.real_time)),
         "__clock_ms": lambda: b.call(mg.runtime("clock_ms"), []),
         "__sleep_ms": lambda: b.call(mg.runtime("sleep_ms"), args),
@@ -463,3 +489,23 @@ def handle_op(fg, name: str, handle: ir.Value, t: PromiseT) -> None:
     else:
         call_runtime(fg.mg, fg.b, "__task_detach", [handle])
 
+
+class AsyncABI(CoroutineABI):
+    """`async fn`: LLVM's `llvm.coro.id.async` lowering, as Swift's."""
+    body_emitter = AsyncEmitter
+
+    def function_type(self, mg, inst, fnty: ir.FunctionType) -> ir.FunctionType:
+        return function_type()   # everything travels in its context
+
+    def declare(self, fn: ir.Function) -> None:
+        declare(fn)
+
+    def handle_op(self, fg, t, name: str, handle: ir.Value | None, promise_align: int = 8,
+                  owning: bool = False) -> ir.Value | None:
+        return handle_op(fg, name, handle, t)
+
+    def c_main(self, mg, main) -> None:
+        c_main(mg, main, mg.runtime("init"), mg.runtime("flush"))
+
+
+ASYNC = AsyncABI()

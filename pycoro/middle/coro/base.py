@@ -1,36 +1,100 @@
-"""The interface every coroutine ABI's emitter implements.
+"""The interface every coroutine ABI implements, and its defaults: those of
+an ordinary function.
 
-clang emits every coroutine with one skeleton (`EmitCoroutineBody`) and one
-suspend emitter used by `co_await`, `co_yield` and the initial and final
-suspends; LLVM keeps one ABI class per lowering (`SwitchABI`, `AnyRetconABI`,
-`AsyncABI`). Each pycoro ABI is one module under middle/coro/ implementing
-this class; `emitter_for` is the only place that branches on the ABI.
-Async functions have no promise: coro/async_.py's AsyncEmitter emits what
-differs in their bodies (FnGen.task).
+LLVM keeps one ABI class per lowering (`SwitchABI`, `AnyRetconABI`,
+`AsyncABI`, all `BaseABI`); clang emits every coroutine with one skeleton
+(`EmitCoroutineBody`) and one suspend emitter used by `co_await`, `co_yield`
+and the initial and final suspends. pycoro has both halves:
+
+- `CoroutineABI`: what an ABI decides for a whole function and for its
+  callers: its LLVM signature and attributes, how it is called, what its
+  handles' operations do, what the module needs once, C's `main` for it;
+- `BodyEmitter`: how one body starts, suspends, returns and ends. FnGen
+  (irgen.py) calls it at fixed points and never asks which ABI it has.
+  `PromisedEmitter` is the skeleton of the coroutines that have a promise
+  type (switched-resume and returned-continuation): the promise hooks and
+  awaiter protocols of `yield`, `yield from`, `await` and `co_return`, in
+  terms of each ABI's suspend primitives.
+
+Each ABI is one module under middle/coro/ (switch.py, trampoline.py,
+retcon.py, async_.py); abis.py is the one place that picks among them.
+Nothing here imports the code generator: the emitters get it (`fg`, `mg`) as
+an argument.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from llvmlite import ir
 
-from ...frontend.types import abi_of
-
-if TYPE_CHECKING:
-    from ...frontend.program import CoroutineInfo
-    from ..irgen import FnGen
+from ...frontend import ast
+from ...frontend.types import HANDLE, VOID, Type
+from ..llvmcompat import I32, PTR, mark_elide_safe
 
 
-class CoroutineEmitter:
-    def __init__(self, fg: "FnGen", info: "CoroutineInfo"):
+class BodyEmitter:
+    """An ordinary function's body (the defaults); a coroutine's overrides."""
+
+    copies_params = False        # parameters are copied into the function's own slots
+    awaits_make_values = False   # `await`/`spawn` make owning temporaries (async fns)
+
+    def __init__(self, fg, info=None):
         self.fg = fg
-        self.info = info
+        self.info = info   # the CoroutineInfo, for coroutines with a promise type
+
+    def prologue(self, args) -> None:
+        """Before the parameters are bound: take the ABI's hidden arguments from `args`."""
+
+    def param_slot(self, index: int, param: ast.Param):
+        """Where parameter `index` lives when the ABI decides (None: its argument)."""
+        return None
 
     def begin(self) -> None:
-        """The ramp: identify the coroutine, allocate its frame, initialise the
-        promise, and take the initial suspend; the builder is left at the body."""
-        raise NotImplementedError
+        """After the parameters are bound: the ramp, up to the body."""
 
+    def return_(self, value: ir.Value | None) -> None:
+        """`return value` (the scopes not yet unwound)."""
+        fg = self.fg
+        if fg.result is not None:
+            fg.store(value, fg.result, fg.inst.ret)
+        fg.unwind_to(0)
+        if fg.inst.ret == VOID or fg.result is not None:
+            fg.b.ret_void()
+        else:
+            fg.b.ret(value)
+
+    def fall_off_end(self) -> None:
+        """Control reached the end of the body (its scope's cleanups ran)."""
+        if self.fg.inst.ret == VOID:
+            self.fg.b.ret_void()
+        else:
+            self.fg.b.unreachable()   # the checker proved every path returns
+
+    def end(self) -> None:
+        """After the body: what every path of a coroutine ends in."""
+
+    def yield_(self, e: ast.Yield) -> ir.Value | None:
+        raise AssertionError("the checker allows `yield` only in coroutines")
+
+    def yield_from(self, e: ast.YieldFrom, inner_value: ir.Value | None) -> ir.Value | None:
+        raise AssertionError("the checker allows `yield from` only in coroutines")
+
+    def await_(self, e: ast.Await) -> ir.Value | None:
+        raise AssertionError("the checker allows `await` only in coroutines and async fns")
+
+    def spawn(self, e: ast.Spawn) -> ir.Value:
+        raise AssertionError("the checker allows `spawn` only in async fns")
+
+    def co_return(self, s: ast.CoReturn) -> None:
+        raise AssertionError("the checker allows `co_return` only in coroutines")
+
+
+class PromisedEmitter(BodyEmitter):
+    """The body of a coroutine with a promise type: the promise's hooks and
+    the awaiters' protocol (LANGUAGE.md §5–§6), over the suspend primitives
+    each ABI implements."""
+
+    copies_params = True   # a coroutine outlives its ramp: it keeps its own copies
+
+    # ---- the primitives
     def promise(self) -> ir.Value:
         """The address of the promise state, inside the coroutine."""
         raise NotImplementedError
@@ -41,43 +105,125 @@ class CoroutineEmitter:
         cleanups of every scope run and the frame is freed."""
         raise NotImplementedError
 
-    def await_(self, info, awaiter: ir.Value) -> None:
-        """`await`: ask the awaiter whether to suspend, suspend through its
-        `await_suspend`; the builder is left where `await_resume` is called."""
+    def suspend_on(self, info, awaiter: ir.Value) -> None:
+        """Ask the awaiter whether to suspend, suspend through its `await_suspend`;
+        the builder is left where `await_resume` is called."""
         raise NotImplementedError
 
     def transfer(self, handle: ir.Value) -> None:
         """Suspend and resume `handle` instead (symmetric transfer, no stack growth)."""
         raise NotImplementedError
 
-    def co_return(self) -> None:
+    def leave(self) -> None:
         """Leave the body (after `co_return`'s hook ran and the scopes unwound)."""
         raise NotImplementedError
 
-    def end(self) -> None:
-        """After the body: the final suspend, the frame's cleanup and the return
-        of the handle to the ramp's caller."""
-        raise NotImplementedError
+    # ---- the skeleton
+    def fall_off_end(self) -> None:
+        if self.info.return_void is not None:
+            self.fg.call(self.info.return_void, [self.promise()])
 
-    def suspend_with(self, name: str, value: ir.Value, t) -> None:
-        """`yield value` in a returned-continuation coroutine (no promise hook)."""
-        raise NotImplementedError
+    def co_return(self, s: ast.CoReturn) -> None:
+        fg = self.fg
+        hook = fg.inst.hooks.get(s)
+        if hook is not None:
+            fg.call(hook, [self.promise()] + fg.arguments(
+                [s.value] if s.value is not None else [], [t for _, t in hook.params[1:]]))
+        fg.unwind_to(0)
+        self.leave()
+
+    def yield_(self, e: ast.Yield) -> ir.Value | None:
+        fg = self.fg
+        hook = fg.inst.hooks[e]
+        result = fg.call(hook, [self.promise()] + fg.arguments([e.value], [t for _, t in hook.params[1:]]))
+        if hook.ret == VOID:
+            self.suspend(f"yield.{e.span.line}")
+            return None
+        if hook.ret == HANDLE:
+            self.transfer(result)
+            return None
+        info = fg.inst.awaits[e]   # yield_value returned an awaiter
+        awaiter = fg.alloca(info.awaiter, "awaiter")
+        fg.store(result, awaiter, info.awaiter)
+        self.suspend_on(info, awaiter)
+        return fg.call(info.resume, [awaiter])
+
+    def await_(self, e: ast.Await) -> ir.Value | None:
+        fg = self.fg
+        info = fg.inst.awaits[e]
+        if info.transform is not None:
+            value = fg.call(info.transform, [self.promise()] + fg.arguments(
+                [e.operand], [info.transform.params[1][1]]))
+            awaiter = fg.alloca(info.awaiter, "awaiter")
+            fg.store(value, awaiter, info.awaiter)
+        elif fg.is_mutable_place(e.operand):
+            awaiter = fg.place(e.operand)
+        else:
+            value = fg.expr(e.operand)
+            temp = fg.temps.get(id(e.operand))
+            if temp is not None:
+                awaiter = temp   # an owning temporary (`await f(…)`): await it in place
+            else:
+                awaiter = fg.alloca(info.awaiter, "awaiter")
+                fg.store(value, awaiter, info.awaiter)
+        self.suspend_on(info, awaiter)
+        return fg.call(info.resume, [awaiter])
+
+    def yield_from(self, e: ast.YieldFrom, inner_value: ir.Value | None) -> ir.Value | None:
+        """`yield from e.value`; `inner_value`: e.value already evaluated."""
+        fg = self.fg
+        hook, info = fg.inst.hooks[e], fg.inst.awaits[e]
+        inner_t = fg.types[e.value]
+        inner = fg.alloca(inner_t, "inner")   # not owning: the statement's temporary is
+        fg.b.store(fg.expr(e.value) if inner_value is None else inner_value, inner)
+        delegate = fg.call(hook, [self.promise(), inner])
+        awaiter = fg.alloca(info.awaiter, "delegate")
+        fg.store(delegate, awaiter, info.awaiter)
+        self.suspend_on(info, awaiter)
+        return fg.call(info.resume, [awaiter])
 
 
-def emitter_for(fg: "FnGen", info: "CoroutineInfo") -> CoroutineEmitter:
-    from .retcon import RetconEmitter
-    from .switch import SwitchEmitter
-    emitters = {"switch": SwitchEmitter, "retcon": RetconEmitter, "retcon_once": RetconEmitter}
-    return emitters[info.abi](fg, info)
+class CoroutineABI:
+    """What an ABI decides for a whole function and its callers; the defaults
+    are an ordinary function's."""
 
+    body_emitter = BodyEmitter
+    counts_sites = False   # `explain`: a call of it passes the site's index as a last argument
 
-def handle_op(fg: "FnGen", t, name: str, handle: ir.Value | None, promise_align: int = 8,
-              owning: bool = False) -> ir.Value | None:
-    """An operation on a handle of type `t` (its ABI's), from any function;
-    `destroy` destroys what an owning handle holds."""
-    from . import async_, retcon, switch
-    ops = {"switch": lambda: switch.handle_op(fg, name, handle, promise_align, owning),
-           "async": lambda: async_.handle_op(fg, name, handle, t),
-           "retcon": lambda: retcon.handle_op(fg, name, handle, t),
-           "retcon_once": lambda: retcon.handle_op(fg, name, handle, t)}
-    return ops[abi_of(t)]()
+    def function_type(self, mg, inst, fnty: ir.FunctionType) -> ir.FunctionType:
+        """The LLVM signature of `inst`, given pycoro's calling convention's `fnty`."""
+        return fnty
+
+    def declare(self, fn: ir.Function) -> None:
+        """Attributes of a function of this ABI."""
+
+    def body(self, fg) -> BodyEmitter:
+        return self.body_emitter(fg, fg.inst.coro)
+
+    def call(self, fg, callee, fn: ir.Function, args: list[ir.Value], elide_safe: bool,
+             site: list[ir.Value]) -> ir.Value | None:
+        """A call of `callee` (`fn`, its declaration) from `fg`'s function; `elide_safe`:
+        its frame certainly ends within the caller."""
+        result = fg.call_with(fn, args, callee.ret)
+        if elide_safe:
+            mark_elide_safe(fg.b.block.instructions[-1])
+        return result
+
+    def handle_op(self, fg, t: Type, name: str, handle: ir.Value | None, promise_align: int = 8,
+                  owning: bool = False) -> ir.Value | None:
+        """`h.name()` on a handle of type `t` of this ABI."""
+        raise AssertionError(f"no handle operations in ABI {type(self).__name__}")
+
+    def finish_module(self, mg) -> None:
+        """Once every function of the module is emitted."""
+
+    def c_main(self, mg, main) -> None:
+        """C's `main` for a program whose `main` has this ABI:
+        `int main(int, char**) { __pc_init(); s = pc.main(); __pc_flush(); return s; }`"""
+        fn = ir.Function(mg.module, ir.FunctionType(I32, [I32, PTR]), "main")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        b.call(mg.runtime("init"), [])
+        status = b.call(mg.declare(main), [])
+        b.call(mg.runtime("flush"), [])
+        b.ret(status if main.ret != VOID else I32(0))
+

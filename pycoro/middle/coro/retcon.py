@@ -47,7 +47,7 @@ from ...frontend.types import PromiseT, Type, abi_of
 from .. import intrinsics
 from ..llvmcompat import (I1, I8, I32, I64, PTR, TOKEN_NONE, TypedCallee, alloca, field_ptr,
                           mark_presplit_coroutine)
-from .base import CoroutineEmitter
+from .base import CoroutineABI, PromisedEmitter
 
 BUFFER_ALIGN = 8
 HEAP, PRIMED = 1, 2
@@ -104,9 +104,12 @@ def _prototype(mg, t: PromiseT) -> ir.Function:
     return fn
 
 
-class RetconEmitter(CoroutineEmitter):
+class RetconEmitter(PromisedEmitter):
     def _intrinsic(self, name: str) -> ir.Function:
         return intrinsics.declare(self.fg.mg.module, name)
+
+    def prologue(self, args) -> None:
+        next(args)   # the caller's buffer (begin hands it to llvm.coro.id.retcon)
 
     def begin(self) -> None:
         fg, b, t = self.fg, self.fg.b, self.info.promise
@@ -126,8 +129,12 @@ class RetconEmitter(CoroutineEmitter):
     def promise(self) -> ir.Value:
         raise AssertionError("a returned-continuation coroutine has no promise")
 
-    def suspend_with(self, name: str, value: ir.Value, t: Type) -> None:
-        """`yield value`: suspend, handing `value` to whoever called the continuation."""
+    def yield_(self, e) -> None:
+        """`yield value`: suspend, handing `value` to whoever called the
+        continuation (no promise, no hook)."""
+        self._suspend_with(f"yield.{e.span.line}", self.fg.expr(e.value), self.info.yields)
+
+    def _suspend_with(self, name: str, value: ir.Value, t: Type) -> None:
         if is_aggregate(t):
             copy = self.fg.alloca(t, "yielded")   # lives in the frame while suspended
             self.fg.store(value, copy, t)
@@ -144,7 +151,10 @@ class RetconEmitter(CoroutineEmitter):
         b.branch(self.end_bb)
         b.position_at_end(resume)
 
-    def co_return(self) -> None:
+    def fall_off_end(self) -> None:
+        """No `return_void` hook: falling off the end just ends it."""
+
+    def leave(self) -> None:
         self.fg.b.branch(self.end_bb)
 
     def end(self) -> None:
@@ -259,6 +269,29 @@ def _field(b, mg, t: PromiseT, block: ir.Value, index: int) -> ir.Value:
 def store_step(b, mg, t: PromiseT, block: ir.Value, result: ir.Value) -> None:
     b.store(b.extract_value(result, 0), _field(b, mg, t, block, CONTINUATION))
     b.store(b.extract_value(result, 1), _field(b, mg, t, block, VALUE))
+
+
+class RetconABI(CoroutineABI):
+    """`abi retcon(N)` and `abi retcon_once(N)`."""
+    body_emitter = RetconEmitter
+    counts_sites = True
+
+    def function_type(self, mg, inst, fnty: ir.FunctionType) -> ir.FunctionType:
+        return ramp_type(mg, inst.ret, list(fnty.args))   # takes the caller's buffer
+
+    def call(self, fg, callee, fn: ir.Function, args: list[ir.Value], elide_safe: bool,
+             site: list[ir.Value]) -> ir.Value:
+        return create(fg, callee.ret, fn, args, elide_safe, site)
+
+    def handle_op(self, fg, t, name: str, handle: ir.Value | None, promise_align: int = 8,
+                  owning: bool = False) -> ir.Value | None:
+        return handle_op(fg, name, handle, t)
+
+    def finish_module(self, mg) -> None:
+        keep_split_ramps_out(mg.module)
+
+
+RETCON = RetconABI()
 
 
 def handle_op(fg, name: str, handle: ir.Value, t: PromiseT) -> ir.Value | None:

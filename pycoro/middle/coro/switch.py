@@ -30,14 +30,13 @@ from llvmlite import ir
 
 from ...frontend.types import HANDLE
 from .. import intrinsics
-from ..llvmcompat import I1, I8, I32, I64, PTR, TOKEN_NONE, alloca, field_ptr, mark_presplit_coroutine
-from . import trampoline
-from .base import CoroutineEmitter
+from ..llvmcompat import I1, I8, I32, I64, PTR, TOKEN_NONE, mark_presplit_coroutine
+from .base import CoroutineABI, PromisedEmitter
 
 FRAME_ALIGN = 16
 
 
-class SwitchEmitter(CoroutineEmitter):
+class SwitchEmitter(PromisedEmitter):
     def _intrinsic(self, name: str) -> ir.Function:
         return intrinsics.declare(self.fg.mg.module, name)
 
@@ -47,13 +46,7 @@ class SwitchEmitter(CoroutineEmitter):
         state = self.info.state
         align = max(fg.mg.p.layouts.size_align(state)[1], 1)
         null = ir.Constant(PTR, None)
-        if fg.mg.trampoline:
-            # the promise is preceded by the hidden transfer slot (coro/trampoline.py)
-            frame_type = trampoline.promise_type(fg.mg.llvm(state))
-            frame_promise = alloca(fg.allocas, frame_type, "promise")
-            align = trampoline.promise_align(align)
-        else:
-            frame_promise = self._promise = fg.alloca(state, "promise")
+        frame_promise, align = self._frame_promise(state, align)
         self.id = b.call(self._intrinsic("llvm.coro.id"), [I32(align), frame_promise, null, null], name="id")
         need = b.call(self._intrinsic("llvm.coro.alloc"), [self.id], name="need.alloc")
         start = b.block
@@ -73,20 +66,38 @@ class SwitchEmitter(CoroutineEmitter):
         frame.add_incoming(null, start)
         frame.add_incoming(mem, alloc_bb)
         self.handle = b.call(self._intrinsic("llvm.coro.begin"), [self.id, frame], name="hdl")
-        if fg.mg.trampoline:
-            # after coro.begin, so that CoroFrame moves it into the frame with the promise
-            self._promise = field_ptr(b, frame_promise, frame_type, 1, "promise.state")
+        self._after_begin(frame_promise)
         # Blocks every path ends in; filled by `end`.
         self.final_bb = fg.block("coro.final")
         self.cleanup_bb = fg.block("coro.cleanup")
         self.ret_bb = fg.block("coro.ret")
         fg.zero(self._promise, state)
-        if fg.mg.trampoline:
-            b.store(null, trampoline.slot_of(b, self.handle))
+        self._after_zero()
         if self.info.initial_suspend:
             # destroyed before it starts: its owned parameters are still destroyed
             self._suspend("init")
 
+    # ---- what the trampolined form (trampoline.py) changes
+    def _frame_promise(self, state, align: int) -> tuple[ir.Value, int]:
+        """The promise alloca llvm.coro.id names, and the frame's alignment."""
+        self._promise = self.fg.alloca(state, "promise")
+        return self._promise, align
+
+    def _after_begin(self, frame_promise: ir.Value) -> None:
+        """Right after llvm.coro.begin."""
+
+    def _after_zero(self) -> None:
+        """After the promise state is zeroed."""
+
+    def _suspend_to_handle(self, awaiter: ir.Value, wrapper: ir.Function) -> None:
+        """Suspend and resume the handle `wrapper(awaiter, frame)` returns: a tail call."""
+        self.fg.b.call(self._intrinsic("llvm.coro.await.suspend.handle"), [awaiter, self.handle, wrapper])
+
+    def _final_wrapper(self, wrapper: ir.Function) -> ir.Function:
+        """The wrapper the final transfer suspends through."""
+        return wrapper
+
+    # ---- the primitives
     def promise(self) -> ir.Value:
         return self._promise
 
@@ -120,7 +131,7 @@ class SwitchEmitter(CoroutineEmitter):
         b.position_at_end(resumed)
         b.unreachable()
 
-    def await_(self, info, awaiter: ir.Value) -> None:
+    def suspend_on(self, info, awaiter: ir.Value) -> None:
         #   %ready = call i1 @W.await_ready(ptr %awaiter)
         #   br i1 %ready, label %await.ready, label %await.suspend
         # await.suspend:
@@ -160,16 +171,7 @@ class SwitchEmitter(CoroutineEmitter):
         self._suspend_to_handle(slot, fg.mg.load_handle_wrapper())
         self._suspend(name, save)
 
-    def _suspend_to_handle(self, awaiter: ir.Value, wrapper: ir.Function) -> None:
-        """Suspend and resume the handle `wrapper(awaiter, frame)` returns: a tail
-        call, or on targets without tail calls (NVPTX) through the resume loop."""
-        if self.fg.mg.trampoline:
-            self.fg.b.call(self._intrinsic("llvm.coro.await.suspend.void"),
-                           [awaiter, self.handle, trampoline.suspend_wrapper(self.fg.mg.module, wrapper)])
-        else:
-            self.fg.b.call(self._intrinsic("llvm.coro.await.suspend.handle"), [awaiter, self.handle, wrapper])
-
-    def co_return(self) -> None:
+    def leave(self) -> None:
         self.fg.b.branch(self.final_bb)
 
     def end(self) -> None:
@@ -181,9 +183,7 @@ class SwitchEmitter(CoroutineEmitter):
             # `final_suspend(mut self) -> Handle`: symmetric transfer to the handle it
             # returns (a task's continuation), as a final suspend point.
             self._final_save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name="final.save")
-            wrapper = fg.mg.await_wrapper(self.info.final_transfer, "handle")
-            if fg.mg.trampoline:   # the next coroutine runs on top of our resume loop
-                wrapper = trampoline.final_wrapper(fg.mg.module, wrapper)
+            wrapper = self._final_wrapper(fg.mg.await_wrapper(self.info.final_transfer, "handle"))
             b.call(self._intrinsic("llvm.coro.await.suspend.handle"), [self._promise, self.handle, wrapper])
             self._final_suspend()
         elif self.info.final_suspend:
@@ -211,9 +211,32 @@ class SwitchEmitter(CoroutineEmitter):
         b.ret(self.handle)
 
 
-def handle_op(fg, name: str, handle: ir.Value | None, promise_align: int,
-              owning: bool = False) -> ir.Value | None:
-    """`h.resume()`, `h.done()`, `h.handle()`, `h.promise()`, `h.destroy()`."""
+class SwitchABI(CoroutineABI):
+    body_emitter = SwitchEmitter
+    counts_sites = True
+
+    def handle_op(self, fg, t, name: str, handle: ir.Value | None, promise_align: int = 8,
+                  owning: bool = False) -> ir.Value | None:
+        """`h.resume()`, `h.done()`, `h.handle()`, `h.promise()`, `h.destroy()`."""
+        return _handle_op(self, fg, name, handle, promise_align, owning)
+
+    # ---- what the trampolined form (trampoline.py) changes
+    def resume(self, b: ir.IRBuilder, handle: ir.Value) -> None:
+        b.call(intrinsics.declare(b.module, "llvm.coro.resume"), [handle])
+
+    def promise_of(self, b: ir.IRBuilder, handle: ir.Value, promise_align: int) -> ir.Value:
+        return b.call(intrinsics.declare(b.module, "llvm.coro.promise"), [handle, I32(promise_align), I1(0)])
+
+    def resume_any(self, b: ir.IRBuilder, handle: ir.Value) -> None:
+        """Resume a Handle, which may be the no-op coroutine's."""
+        self.resume(b, handle)
+
+
+SWITCH = SwitchABI()
+
+
+def _handle_op(abi: SwitchABI, fg, name: str, handle: ir.Value | None, promise_align: int,
+               owning: bool) -> ir.Value | None:
     b = fg.b
     declare = lambda n: intrinsics.declare(fg.mg.module, n)  # noqa: E731
     if name == "resume":
@@ -221,15 +244,12 @@ def handle_op(fg, name: str, handle: ir.Value | None, promise_align: int,
             done = b.call(declare("llvm.coro.done"), [handle])
             fg.check(b.not_(done), lambda: fg.panic(b"resumed a finished coroutine", fg.current_span),
                      "resume")
-            if fg.mg.trampoline:
-                trampoline.resume(b, handle)
-            else:
-                b.call(declare("llvm.coro.resume"), [handle])
+            abi.resume(b, handle)
         else:
             # Out of line: an owning `g.resume()` next to a `Handle.resume()` (the
             # generator's `next`) must stay two calls, or SimplifyCFG merges them
             # into one resume of a select that CoroElide cannot devirtualize.
-            b.call(_resume_handle(fg.mg), [handle])
+            b.call(_resume_handle(abi, fg.mg), [handle])
         return None
     if name == "noop":
         return b.call(declare("llvm.coro.noop"), [])
@@ -239,13 +259,11 @@ def handle_op(fg, name: str, handle: ir.Value | None, promise_align: int,
         b.call(declare("llvm.coro.destroy"), [handle])
         return None
     if name == "promise":
-        if fg.mg.trampoline:
-            return trampoline.state_of(b, handle, promise_align)
-        return b.call(declare("llvm.coro.promise"), [handle, I32(promise_align), I1(0)])
+        return abi.promise_of(b, handle, promise_align)
     return handle  # handle(): the same frame, not owned
 
 
-def _resume_handle(mg) -> ir.Function:
+def _resume_handle(abi: SwitchABI, mg) -> ir.Function:
     name = "pc.resume.handle"
     fn = mg.module.globals.get(name)
     if fn is None:
@@ -253,11 +271,6 @@ def _resume_handle(mg) -> ir.Function:
         fn.linkage = "internal"
         fn.attributes.add("noinline")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        if mg.trampoline:
-            # a Handle may be the no-op coroutine, whose frame has no transfer slot
-            with b.if_then(trampoline.is_coroutine(b, fn.args[0])):
-                trampoline.resume(b, fn.args[0])
-        else:
-            b.call(intrinsics.declare(mg.module, "llvm.coro.resume"), [fn.args[0]])
+        abi.resume_any(b, fn.args[0])
         b.ret_void()
     return fn

@@ -39,7 +39,8 @@ from __future__ import annotations
 from llvmlite import ir
 
 from .. import intrinsics
-from ..llvmcompat import I1, I8, I32, I64, PTR, alloca, gep
+from ..llvmcompat import I1, I8, I32, I64, PTR, alloca, field_ptr, gep
+from .switch import SwitchABI, SwitchEmitter
 
 # resume function, destroy function, then the promise: its first field (the
 # slot) is at 16 when the promise is aligned to at most 16 bytes
@@ -163,3 +164,45 @@ def _transfer(module: ir.Module) -> ir.Function:
         b.call(_trampoline(module), [next_])
         b.ret_void()
     return fn
+
+
+# ---- the trampolined switched-resume ABI: SwitchABI with the slot and the loop
+
+class TrampolinedSwitchEmitter(SwitchEmitter):
+    def _frame_promise(self, state, align: int) -> tuple[ir.Value, int]:
+        # the promise is preceded by the hidden transfer slot
+        self._frame_type = promise_type(self.fg.mg.llvm(state))
+        return alloca(self.fg.allocas, self._frame_type, "promise"), promise_align(align)
+
+    def _after_begin(self, frame_promise: ir.Value) -> None:
+        # after coro.begin, so that CoroFrame moves it into the frame with the promise
+        self._promise = field_ptr(self.fg.b, frame_promise, self._frame_type, 1, "promise.state")
+
+    def _after_zero(self) -> None:
+        self.fg.b.store(ir.Constant(PTR, None), slot_of(self.fg.b, self.handle))
+
+    def _suspend_to_handle(self, awaiter: ir.Value, wrapper: ir.Function) -> None:
+        """Through the resume loop: NVPTX has no tail calls."""
+        self.fg.b.call(self._intrinsic("llvm.coro.await.suspend.void"),
+                       [awaiter, self.handle, suspend_wrapper(self.fg.mg.module, wrapper)])
+
+    def _final_wrapper(self, wrapper: ir.Function) -> ir.Function:
+        return final_wrapper(self.fg.mg.module, wrapper)   # the next coroutine runs on top of our loop
+
+
+class TrampolinedSwitchABI(SwitchABI):
+    body_emitter = TrampolinedSwitchEmitter
+
+    def resume(self, b: ir.IRBuilder, handle: ir.Value) -> None:
+        resume(b, handle)
+
+    def promise_of(self, b: ir.IRBuilder, handle: ir.Value, promise_align: int) -> ir.Value:
+        return state_of(b, handle, promise_align)
+
+    def resume_any(self, b: ir.IRBuilder, handle: ir.Value) -> None:
+        # a Handle may be the no-op coroutine, whose frame has no transfer slot
+        with b.if_then(is_coroutine(b, handle)):
+            resume(b, handle)
+
+
+TRAMPOLINED_SWITCH = TrampolinedSwitchABI()
