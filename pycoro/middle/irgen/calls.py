@@ -1,0 +1,151 @@
+"""Calls: of functions (through their ABI), through function values, of
+handle operations, intrinsics and the builtins `print`, `assert`, `panic`."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...frontend import ast
+from ...frontend.intrinsics import FACTS
+from ...frontend.intrinsics import RUNTIME as RUNTIME_INTRINSICS
+from ...frontend.intrinsics import kind_of as math_kind
+from ...frontend.layout import is_aggregate
+from ...frontend.program import BuiltinCall, DirectCall, FnInstance, HandleCall, IndirectCall
+from ...frontend.types import BOOL, HANDLE, STR, VOID, FloatT, FnT, IntT, Type
+from .. import gpu, intrinsics
+from ..coro import async_
+from ..gpu import GPU_INTRINSICS
+from ..llvmcompat import I1, I32, I64, TypedCallee
+
+
+class CallEmission:
+    """FnGen's calls (a mixin: `self` is the FnGen)."""
+
+    # ---- calls
+    def expr_Call(self, e: ast.Call) -> ir.Value | None:
+        target = self.inst.calls[e]
+        if isinstance(target, BuiltinCall):
+            if target.name == "sync_threads" and self.mg.gpu_emulation:
+                return self.check(gpu.emulated_barrier_holds(self.b), lambda: self.panic(
+                    b"sync_threads() cannot be emulated on the CPU with more than one thread per block",
+                    e.span), "sync_threads")
+            if target.name in GPU_INTRINSICS and self.mg.gpu_emulation:
+                return gpu.emulated_builtin(self.b, target.name)
+            if target.name in GPU_INTRINSICS:
+                return self.b.call(intrinsics.declare(self.mg.module, GPU_INTRINSICS[target.name]), [])
+            return getattr(self, f"builtin_{target.name}")(e)
+        if isinstance(target, HandleCall):
+            handle, t = None, HANDLE   # noop_handle() makes a switched-resume handle
+            if target.receiver is not None:
+                handle, t = self.expr(target.receiver), self.types[target.receiver]
+            return self.handle_op(t, target.name, handle, target.promise_align, target.owning)
+        if isinstance(target, IndirectCall):
+            fnt: FnT = self.type_of(e.callee)
+            callee = self.expr(e.callee)
+            args = self.arguments(e.args, list(fnt.params))
+            fnty = self.mg.signature(list(fnt.params), fnt.ret)
+            return self.call_with(TypedCallee(callee, fnty), args, fnt.ret)
+        fn = target.fn
+        if fn.decl.kind == "intrinsic" and fn.decl.name in RUNTIME_INTRINSICS:   # std/async
+            return async_.intrinsic(self, fn, self.arguments(e.args, [t for _, t in fn.params]))
+        if fn.decl.kind == "intrinsic" and fn.decl.name in FACTS:   # the prelude's
+            return I1(int(self.mg.facts[fn.decl.name]))
+        if fn.decl.kind == "intrinsic":   # std/math
+            kind = math_kind(fn.params[0][1])
+            args = self.arguments(e.args, [t for _, t in fn.params])
+            return intrinsics.math_call(self.b, fn.decl.name, kind, args)
+        args = self.call_arguments(e, target)
+        return self.call(fn, args, e.span, elide_safe=id(e) in self.inst.elide_safe)
+
+    def call_arguments(self, e: ast.Call, target: DirectCall) -> list[ir.Value]:
+        """A direct call's arguments, the receiver first (by address for `mut self`)."""
+        fn = target.fn
+        args = []
+        params = fn.params
+        if target.receiver is not None:
+            recv = target.receiver
+            args.append(self.place(recv) if fn.self_mode == "ref" else self.expr(recv))
+            params = params[1:]
+        args += self.arguments(e.args, [t for _, t in params])
+        for a in e.args[len(params):]:
+            args.append(self.c_vararg(a))
+        return args
+
+    def arguments(self, exprs, types: list[Type]) -> list[ir.Value]:
+        """Evaluate every argument in order; a `void` one is evaluated but takes no slot."""
+        values = []
+        for a, t in zip(exprs, types):
+            v = self.expr(a)
+            if t != VOID:
+                values.append(v)
+        return values
+
+    def call(self, fn: FnInstance, args: list[ir.Value], span=None, elide_safe: bool = False) -> ir.Value | None:
+        abi = self.mg.abis.of_function(fn)
+        site = []
+        if self.mg.explain and abi.counts_sites:
+            site = [I32(len(self.mg.sites))]
+            self.mg.sites.append((self.inst, span or self.current_span, fn))
+        return abi.call(self, fn, self.mg.declare(fn), args + site, elide_safe, site)
+
+    def handle_op(self, t: Type, name: str, handle: ir.Value | None, promise_align: int = 8,
+                  owning: bool = False) -> ir.Value | None:
+        """An operation on a handle of type `t` (its ABI's), from any function;
+        `destroy` destroys what an owning handle holds."""
+        return self.mg.abis.of_handle(t).handle_op(self, t, name, handle, promise_align, owning)
+
+    def call_with(self, callee, args: list[ir.Value], ret: Type) -> ir.Value | None:
+        """Call with pycoro's convention: an aggregate result comes back in a temporary."""
+        if is_aggregate(ret):
+            result = self.alloca(ret, "result")
+            self.b.call(callee, [result] + args)
+            return result
+        value = self.b.call(callee, args)
+        return None if ret == VOID else value
+
+    def c_vararg(self, a: ast.Expr) -> ir.Value:
+        """C's default argument promotions."""
+        t, v = self.type_of(a), self.expr(a)
+        if t == BOOL:
+            return self.b.zext(v, I32)
+        if isinstance(t, IntT) and t.bits < 32:
+            return self.b.sext(v, I32) if t.signed else self.b.zext(v, I32)
+        if t == FloatT(32):
+            return self.b.fpext(v, ir.DoubleType())
+        return v
+
+    def builtin_print(self, e: ast.Call) -> None:
+        # Every argument is evaluated before anything is written, as in Python
+        # and C: in `print("a", f())`, what f prints comes first.
+        values = [(self.type_of(a), self.expr(a)) for a in e.args]
+        for i, (t, v) in enumerate(values):
+            if i:
+                self.b.call(self.mg.runtime("print_sep"), [])
+            if isinstance(t, IntT):
+                if t.bits < 64:
+                    v = self.b.sext(v, I64) if t.signed else self.b.zext(v, I64)
+                self.b.call(self.mg.runtime("print_i64" if t.signed else "print_u64"), [v])
+            elif isinstance(t, FloatT):
+                self.b.call(self.mg.runtime(f"print_f{t.bits}"), [v])
+            elif t == BOOL:
+                self.b.call(self.mg.runtime("print_bool"), [v])
+            elif t == STR:
+                self.b.call(self.mg.runtime("print_str"), [v])
+            else:
+                self.b.call(self.mg.runtime("print_ptr"), [v])
+        self.b.call(self.mg.runtime("print_end"), [])
+
+    def builtin_assert(self, e: ast.Call) -> None:
+        ok = self.expr(e.args[0])
+        if len(e.args) == 2:
+            msg = self.expr(e.args[1])
+            fail = lambda: (self.b.call(self.mg.runtime("panic"), [msg] + self.location(e.span)),
+                            self.b.unreachable())
+        else:
+            fail = lambda: self.panic(b"assertion failed", e.span)
+        self.check(ok, fail, "assert")
+
+    def builtin_panic(self, e: ast.Call) -> None:
+        msg = self.expr(e.args[0])
+        self.b.call(self.mg.runtime("panic"), [msg] + self.location(e.span))
+        self.b.unreachable()
+

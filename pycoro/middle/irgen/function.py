@@ -1,0 +1,377 @@
+"""One function's body (FnGen): its slots, scopes and cleanups, places,
+temporaries and ownership, the entry and exit its ABI decides
+(coro/base.py's BodyEmitter), made of the statements, expressions and
+calls of the modules of those names."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from llvmlite import ir
+
+from ...frontend import ast
+from ...frontend.layout import is_aggregate
+from ...frontend.program import FnInstance, GlobalVar, HandleCall, LocalVar
+from ...frontend.types import ERROR, VOID, ArrayT, PtrT, StructT, Type
+from .. import intrinsics
+from ..llvmcompat import EMPTY, I1, I8, I32, I64, PTR, alloca, field_ptr, gep
+from .calls import CallEmission
+from .expressions import ExpressionEmission
+from .statements import Loop, StatementEmission
+
+if TYPE_CHECKING:
+    from .module import ModuleGen
+
+
+# Expressions whose owning value is new: a temporary unless something takes it
+# (`Box { v: g() }.v.next()` destroys the box's generator after the statement).
+_MAKES_VALUES = (ast.Call, ast.StructLit, ast.ArrayLit)
+
+
+class FnGen(StatementEmission, ExpressionEmission, CallEmission):
+    """Emits the body of one function instance."""
+
+    def __init__(self, mg: ModuleGen, inst: FnInstance, fn: ir.Function | None = None):
+        self.mg = mg
+        self.inst = inst
+        self.fn = fn or mg.declare(inst)   # another function made from inst's code: a guard
+        # Allocas go in their own entry block; the body starts in the next one.
+        self.entry = self.fn.append_basic_block("entry")
+        self.allocas = ir.IRBuilder(self.entry)
+        self.b = ir.IRBuilder(self.fn.append_basic_block("start"))
+        # Where each local lives: an alloca, an argument, or (an async fn's
+        # parameter) a function that computes its address in the context.
+        self.slots: dict[int, ir.Value | Callable[[], ir.Value]] = {}
+        # Per scope, what leaving it must do, in order of registration (run in
+        # reverse): ("defer", stmt), ("drop", slot) for an owning handle variable,
+        # ("temp", slot) for an owning temporary of the current statement,
+        # ("finish", slot) for the coroutine of a `with`.
+        self.scopes: list[list[tuple[str, object]]] = []
+        self.loops: list[Loop] = []
+        self.types = inst.types
+        self.body = None   # how its ABI starts, suspends and ends it (coro/base.py's BodyEmitter)
+        # This function's instance, then the async callees whose bodies are being
+        # emitted in place of `await g(…)` (innermost last; `inst` is the last),
+        # and where the innermost one's `return` goes: (result slot, block).
+        self.inline_chain: list[FnInstance] = [inst]
+        self.inline_exit: tuple[ir.Value | None, ir.Block] | None = None
+        self.temps: dict[int, ir.Value] = {}   # owning temporaries' slots, by expression
+        self.current_span = inst.decl.span
+
+    # ---- helpers
+    def type_of(self, e: ast.Expr) -> Type:
+        return self.types[e]
+
+    def alloca(self, t: Type, name: str = "") -> ir.Value:
+        return alloca(self.allocas, self.mg.llvm(t), name)
+
+    def slot(self, var: LocalVar) -> ir.Value:
+        if id(var) not in self.slots:
+            self.slots[id(var)] = self.alloca(var.type, var.name)
+        slot = self.slots[id(var)]
+        return slot() if callable(slot) else slot
+
+    def load(self, ptr: ir.Value, t: Type) -> ir.Value:
+        """The value at `ptr`; for an aggregate, a pointer to a fresh copy."""
+        if is_aggregate(t):
+            copy = self.alloca(t, "copy")
+            self.memcpy(copy, ptr, t)
+            return copy
+        return self.b.load(ptr, typ=self.mg.llvm(t))
+
+    def store(self, value: ir.Value, ptr: ir.Value, t: Type) -> None:
+        if is_aggregate(t):
+            self.memcpy(ptr, value, t)
+        else:
+            self.b.store(value, ptr)
+
+    def memcpy(self, dest: ir.Value, src: ir.Value, t: Type) -> None:
+        fn = intrinsics.declare(self.mg.module, "llvm.memcpy.p0.p0.i64")
+        self.b.call(fn, [dest, src, I64(self.mg.size(t)), I1(0)])
+
+    def zero(self, ptr: ir.Value, t: Type) -> None:
+        if is_aggregate(t):
+            fn = intrinsics.declare(self.mg.module, "llvm.memset.p0.i64")
+            self.b.call(fn, [ptr, I8(0), I64(self.mg.size(t)), I1(0)])
+        else:
+            self.b.store(ir.Constant(self.mg.llvm(t), None), ptr)
+
+    def block(self, name: str) -> ir.Block:
+        return self.fn.append_basic_block(name)
+
+    def ensure_open(self) -> None:
+        """Code after a `return`/`break` goes into a fresh (unreachable) block."""
+        if self.b.block.is_terminated:
+            self.b.position_at_end(self.block("dead"))
+
+    def empty(self) -> ir.Constant:
+        return ir.Constant(EMPTY, None)
+
+    def location(self, span) -> list[ir.Value]:
+        return [self.mg.string(span.file.encode()), I32(span.line), I32(span.col)]
+
+    def panic(self, message: bytes, span) -> None:
+        self.b.call(self.mg.runtime("panic"), [self.mg.string(message)] + self.location(span))
+        self.b.unreachable()
+
+    def check(self, ok: ir.Value, fail, name: str) -> None:
+        """Branch to a cold block that calls `fail()` (which must not return) unless `ok`."""
+        bad, good = self.block(f"{name}.fail"), self.block(f"{name}.ok")
+        self.b.cbranch(ok, good, bad)
+        self.b.position_at_end(bad)
+        fail()
+        self.b.position_at_end(good)
+
+    # ---- function
+    def emit(self) -> None:
+        args = iter(self.fn.args)
+        self.result = None
+        if is_aggregate(self.inst.ret):
+            self.result = next(args)
+            self.result.name = "result"
+        self.body = self.mg.abis.of_function(self.inst).body(self)
+        self.body.prologue(args)
+        for i, (param, (name, t)) in enumerate(zip(self.inst.decl.params, self.inst.params)):
+            var = self.inst.locals[param]
+            if t == VOID:
+                continue
+            slot = self.body.param_slot(i, param)
+            if slot is not None:
+                self.slots[id(var)] = slot
+                continue
+            arg = next(args)
+            arg.name = name
+            if param.is_self and param.mut_self:
+                self.slots[id(var)] = arg   # `mut self` is the caller's place
+            elif is_aggregate(t) and not self.body.copies_params:
+                self.slots[id(var)] = arg   # the caller's fresh copy, alive until we return
+            else:
+                # A coroutine outlives its ramp: it keeps its own copy (in its frame).
+                self.store(arg, self.slot(var), t)
+        self.scopes.append([("drop", (self.slot(v), v.type)) for v in
+                            (self.inst.locals[p] for p in self.inst.decl.params) if v.owned])
+        self.body.begin()
+        self.emit_block(self.inst.decl.body)
+        if not self.b.block.is_terminated:
+            self.run_cleanups(self.scopes[-1])
+            self.body.fall_off_end()
+        self.body.end()
+        self.scopes.pop()
+        self.allocas.branch(self.fn.blocks[1])
+
+    # ---- statements
+    def emit_block(self, block: ast.Block) -> None:
+        self.scopes.append([])
+        for s in block.stmts:
+            self.ensure_open()
+            self.emit_stmt(s)
+        if not self.b.block.is_terminated:
+            self.run_cleanups(self.scopes[-1])
+        self.scopes.pop()
+
+    def run_cleanups(self, items: list[tuple[str, object]], destroying: bool = False) -> None:
+        for kind, what in reversed(items):
+            self.ensure_open()
+            if kind == "defer":
+                self.emit_stmt(what)
+            elif kind == "finish":
+                # `with`: run the coroutine on to its end; when the coroutine around
+                # the `with` is destroyed instead, the drop after this unwinds it
+                if not destroying:
+                    slot, t = what
+                    self.handle_op(t, "next", self.b.load(slot, typ=PTR))
+            else:
+                self.drop(*what)
+
+    def unwind_to(self, depth: int, destroying: bool = False) -> None:
+        """Run the cleanups of every scope deeper than `depth`, innermost first
+        (`destroying`: a suspended coroutine is being destroyed)."""
+        for scope in reversed(self.scopes[depth:]):
+            self.run_cleanups(scope, destroying)
+
+    def drop(self, slot: ir.Value, t: Type) -> None:
+        """Destroy the coroutines a value holds: a handle, a struct's handle
+        fields in declaration order, an array's elements first to last (both as
+        Rust drops them)."""
+        if isinstance(t, StructT):
+            for i, (name, ft) in enumerate(self.mg.p.layouts.fields(t)):
+                if self.mg.p.layouts.owns(ft):
+                    self.drop(field_ptr(self.b, slot, self.mg.llvm(t), i, name), ft)
+            return
+        if isinstance(t, ArrayT):
+            self._drop_elements(slot, t)
+            return
+        # a handle: null once moved out
+        handle = self.b.load(slot, typ=PTR)
+        live, done = self.block("drop"), self.block("drop.done")
+        self.b.cbranch(self.b.icmp_unsigned("!=", handle, ir.Constant(PTR, None)), live, done)
+        self.b.position_at_end(live)
+        self.handle_op(t, "destroy", handle)
+        self.b.store(ir.Constant(PTR, None), slot)
+        self.b.branch(done)
+        self.b.position_at_end(done)
+
+    def _drop_elements(self, slot: ir.Value, t: ArrayT) -> None:
+        """`drop` of each element, in a loop (the drop of one element may be
+        much code, e.g. a struct of handles)."""
+        b, array = self.b, self.mg.llvm(t)
+        if t.size == 0:
+            return
+        before = b.block
+        head, body, done = self.block("drop.each"), self.block("drop.element"), self.block("drop.each.done")
+        b.branch(head)
+        b.position_at_end(head)
+        index = b.phi(I64, name="drop.index")
+        index.add_incoming(I64(0), before)
+        b.cbranch(b.icmp_unsigned("!=", index, I64(t.size)), body, done)
+        b.position_at_end(body)
+        self.drop(gep(b, slot, [I64(0), index], array), t.elem)
+        index.add_incoming(b.add(index, I64(1)), b.block)
+        b.branch(head)
+        b.position_at_end(done)
+
+    def emit_stmt(self, s: ast.Stmt) -> None:
+        mark = len(self.scopes[-1])
+        self.current_span = s.span
+        getattr(self, f"stmt_{type(s).__name__}")(s)
+        # The statement's owning temporaries die at its end (`for v in range(0, 3)`).
+        self.drop_temporaries(mark)
+
+    def drop_temporaries(self, mark: int) -> None:
+        """Destroy the owning temporaries made since the current scope had `mark` items."""
+        scope = self.scopes[-1]
+        temps = [item for item in scope[mark:] if item[0] == "temp"]
+        if temps and not self.b.block.is_terminated:
+            self.run_cleanups(temps)
+        scope[mark:] = [item for item in scope[mark:] if item[0] != "temp"]
+
+    def emit_inlined(self, callee: FnInstance, args: list[ir.Value]) -> ir.Value | None:
+        """`callee`'s body in place of a call of it (an `await` of an async fn:
+        coro/async_.py decides which), its parameters bound to `args`. It runs
+        in this function's context: its own awaits suspend this function."""
+        saved = (self.inst, self.types, self.slots, self.scopes, self.loops, self.temps,
+                 self.current_span, self.inline_exit)
+        result = self.alloca(callee.ret, f"{callee.decl.name}.result") if callee.ret != VOID else None
+        after = self.block(f"{callee.decl.name}.end")
+        self.inst, self.types, self.slots, self.scopes, self.loops, self.temps = callee, callee.types, {}, [], [], {}
+        self.inline_exit = (result, after)
+        self.inline_chain.append(callee)
+        values = iter(args)
+        for param, (_, t) in zip(callee.decl.params, callee.params):
+            if t == VOID:
+                continue
+            var = callee.locals[param]
+            if param.is_self and param.mut_self:
+                self.slots[id(var)] = next(values)   # the caller's place
+            else:
+                self.store(next(values), self.slot(var), t)   # the callee's own copy, as in a context
+        self.scopes.append([("drop", (self.slot(v), v.type)) for v in
+                            (callee.locals[p] for p in callee.decl.params) if v.owned])
+        self.emit_block(callee.decl.body)
+        if not self.b.block.is_terminated:
+            self.run_cleanups(self.scopes[-1])
+            self.b.branch(after)
+        self.inline_chain.pop()
+        (self.inst, self.types, self.slots, self.scopes, self.loops, self.temps,
+         self.current_span, self.inline_exit) = saved
+        self.b.position_at_end(after)
+        return None if result is None else self.load(result, callee.ret)
+
+    # ---- places
+    def is_mutable_place(self, e: ast.Expr) -> bool:
+        match e:
+            case ast.Name():
+                ref = self.inst.refs.get(e)
+                return (isinstance(ref, LocalVar) and ref.mutable) or \
+                    (isinstance(ref, GlobalVar) and ref.decl.mutable)
+            case ast.Field(base=base) | ast.Index(base=base):
+                return isinstance(self.type_of(base), PtrT) or self.is_mutable_place(base)
+        return False
+
+    def place(self, e: ast.Expr) -> ir.Value:
+        """The address of a place expression (a temporary's, for other expressions)."""
+        match e:
+            case ast.Name():
+                ref = self.inst.refs[e]
+                if isinstance(ref, LocalVar):
+                    return self.slot(ref)
+                if isinstance(ref, GlobalVar):
+                    return self.mg.global_var(ref)
+            case ast.Field(base=base, name=name):
+                bt = self.type_of(base)
+                index = [n for n, _ in self.mg.p.layouts.fields(bt)].index(name)
+                return field_ptr(self.b, self.place(base), self.mg.llvm(bt), index, name)
+            case ast.Index(base=base, index=idx):
+                bt = self.type_of(base)
+                if isinstance(bt, PtrT):
+                    pointer = self.expr(base)
+                    i = self.index_value(idx)
+                    # No bounds to check on a raw pointer, but null is never valid.
+                    not_null = self.b.icmp_unsigned("!=", pointer, ir.Constant(PTR, None))
+                    self.check(not_null, lambda: self.panic(b"null pointer dereference", e.span), "null")
+                    return gep(self.b, pointer, [i], self.mg.llvm(bt.elem), inbounds=False)
+                arr = self.place(base)
+                i = self.bounds_checked(idx, bt.size, e.span)
+                return gep(self.b, arr, [I64(0), i], self.mg.llvm(bt))
+            case ast.Call() if isinstance(self.inst.calls.get(e), HandleCall):
+                if self.inst.calls[e].name == "promise":
+                    return self.expr_Call(e)   # the promise itself, by reference
+        return self.spill(e)
+
+    def spill(self, e: ast.Expr) -> ir.Value:
+        t = self.type_of(e)
+        if is_aggregate(t):
+            return self.expr(e)  # already a fresh temporary
+        tmp = self.alloca(t, "tmp")
+        self.b.store(self.expr(e), tmp)
+        return tmp
+
+    def index_value(self, idx: ast.Expr) -> ir.Value:
+        t = self.type_of(idx)
+        v = self.expr(idx)
+        if t.bits < 64:
+            v = self.b.sext(v, I64) if t.signed else self.b.zext(v, I64)
+        return v
+
+    def bounds_checked(self, idx: ast.Expr, length: int, span) -> ir.Value:
+        i = self.index_value(idx)
+        # unsigned compare: a negative index is a huge one
+        ok = self.b.icmp_unsigned("<", i, I64(length))
+        self.check(ok, lambda: self._bounds_panic(i, length, span), "bounds")
+        return i
+
+    def _bounds_panic(self, i, length, span) -> None:
+        self.b.call(self.mg.runtime("panic_bounds"), [i, I64(length)] + self.location(span))
+        self.b.unreachable()
+
+    # ---- expressions
+    def expr(self, e: ast.Expr) -> ir.Value:
+        value = getattr(self, f"expr_{type(e).__name__}")(e)
+        if value is None:
+            return self.empty()
+        t = self.types.get(e)
+        if t is not None and t is not ERROR and self.mg.p.layouts.owns(t):
+            self.own(e, value, t)
+        return value
+
+    def own(self, e: ast.Expr, value: ir.Value, t: Type) -> None:
+        """Ownership of coroutine handles: a move empties the variable it leaves; an
+        owning value nobody takes is a temporary, destroyed at the end of the statement."""
+        consumed = id(e) in self.inst.consumed
+        if isinstance(e, ast.Name):
+            ref = self.inst.refs.get(e)
+            if consumed and isinstance(ref, LocalVar) and ref.owned:
+                self.zero(self.slot(ref), t)
+        elif isinstance(e, ast.Field) and consumed:
+            self.zero(self.place(e), t)   # moved out of a local's field (the checker allows no other)
+        elif (isinstance(e, _MAKES_VALUES) or (self.body.awaits_make_values and isinstance(e, (ast.Await, ast.Spawn)))) \
+                and not consumed and not isinstance(self.inst.calls.get(e), HandleCall):
+            # (in an async fn, `await f()` and `spawn f()` make owning values too)
+            if is_aggregate(t):
+                temp = value   # already the call's or the literal's own temporary
+            else:
+                temp = self.alloca(t, "temp")
+                self.b.store(value, temp)
+            self.scopes[-1].append(("temp", (temp, t)))
+            self.temps[id(e)] = temp
+

@@ -1,0 +1,334 @@
+"""The module: LLVM types of PyCoro types, declarations, the wrappers and
+constants the functions share, globals, and `generate`, which emits every
+function the program can run (function.py) and C's `main`."""
+from __future__ import annotations
+
+import functools
+
+from llvmlite import ir
+
+from ...frontend import ast
+from ...frontend.layout import is_aggregate
+from ...frontend.program import CheckedProgram, FnInstance, GlobalVar
+from ...frontend.types import BOOL, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT, PromiseT, PtrT, StructT, Type
+from ...paths import in_stdlib
+from .. import gpu, guards, intrinsics
+from ..coro.abis import ABIs
+from ..llvmcompat import EMPTY, I1, I32, PTR, global_string
+from ..runtime import NORETURN, RUNTIME
+from ..runtime import symbol as rt_symbol
+from .function import FnGen
+
+_FLOAT_TYPES = {32: ir.FloatType(), 64: ir.DoubleType()}
+
+
+class ModuleGen:
+    """Emits one LLVM module for a checked program."""
+
+    def __init__(self, program: CheckedProgram, name: str, explain: bool = False,
+                 trampoline: bool = False, gpu_emulation: bool = False,
+                 exported: frozenset[str] = frozenset(), real_time: bool = False,
+                 inline_async: bool = True):
+        self.p = program
+        # `await g(…)` of a small async fn emits g's body in place (coro/async_.py);
+        # off at -O0, where every call stays a call.
+        self.inline_async = inline_async
+        self.real_time = real_time   # std/async's clock: the wall clock's, not virtual time
+        self.exported = exported   # functions (by name) other code calls: never internal
+        # Kernels for the host CPU (pycoro.gpu's device="cpu"): the GPU builtins
+        # read what a launcher per kernel sets (middle/gpu.py).
+        self.gpu_emulation = gpu_emulation
+        # Each function's ABI; switched-resume coroutines transfer through a resume
+        # loop instead of tail calls on targets that have none (NVPTX): coro/trampoline.py.
+        self.abis = ABIs(trampoline)
+        # `pycoro explain`: every coroutine ramp takes a hidden i32 call-site id that
+        # it passes to the frame allocator, so the optimised IR says which call
+        # sites still allocate (llvmlite exposes no optimisation remarks).
+        self.explain = explain
+        self.internal = False
+        self.sites: list[tuple[FnInstance, object, FnInstance]] = []  # caller, span, callee
+        # explain's async sites: caller, span, callee, "inlined" | "call" | "spawn"
+        self.async_sites: list[tuple[FnInstance, object, FnInstance, str]] = []
+        # A context of its own: named struct types would otherwise collide when one
+        # process compiles twice (the global context keeps them).
+        self.module = ir.Module(name=name, context=ir.Context())
+        self.fns: dict[int, ir.Function] = {}
+        # Library functions whose bodies are needed: those a body being emitted
+        # refers to (generate). None while every function is merely declared.
+        self.needed: dict[int, FnInstance] | None = None
+        self.structs: dict[StructT, ir.Type] = {}
+        self.strings: dict[bytes, ir.GlobalVariable] = {}
+        self.globals: dict[int, ir.GlobalVariable] = {}
+        self.wrappers: dict[tuple, ir.Function] = {}
+
+    @functools.cached_property
+    def facts(self) -> dict[str, bool]:
+        """The values of the prelude's `intrinsic fn`s that state facts about the
+        program (frontend/intrinsics.py's FACTS)."""
+        return {"__has_yield_from": any(isinstance(node, ast.YieldFrom)
+                                        for inst in self.p.functions for node in inst.hooks)}
+
+    # ---- types
+    def llvm(self, t: Type) -> ir.Type:
+        """The in-memory LLVM type of a PyCoro type (`void` is the empty struct)."""
+        match t:
+            case IntT(bits=bits):
+                return ir.IntType(bits)
+            case FloatT(bits=bits):
+                return _FLOAT_TYPES[bits]
+            case ArrayT(elem=elem, size=size):
+                return ir.ArrayType(self.llvm(elem), size)
+            case StructT():
+                return self._struct(t)
+            case PtrT() | FnT() | PromiseT():
+                return PTR
+        if t == BOOL:
+            return I1
+        if t in (STR, NULL, HANDLE):
+            return PTR
+        if t == VOID:
+            return EMPTY
+        raise AssertionError(f"no LLVM type for {t}")
+
+    def _struct(self, t: StructT) -> ir.Type:
+        if t not in self.structs:
+            ty = self.module.context.get_identified_type(str(t).replace(" ", ""))
+            self.structs[t] = ty
+            ty.set_body(*(self.llvm(ft) for _, ft in self.p.layouts.fields(t)))
+        return self.structs[t]
+
+    def ret_type(self, t: Type) -> ir.Type:
+        return ir.VoidType() if t == VOID else self.llvm(t)
+
+    # ---- functions
+    def signature(self, params: list[Type], ret: Type, varargs: bool = False,
+                  ref_self: bool = False) -> ir.FunctionType:
+        """pycoro's calling convention: aggregates by pointer, an aggregate result
+        through a hidden first parameter; `void` parameters take no slot."""
+        llvm_params = [PTR if is_aggregate(t) or (i == 0 and ref_self) else self.llvm(t)
+                       for i, t in enumerate(params) if t != VOID]
+        if is_aggregate(ret):
+            return ir.FunctionType(ir.VoidType(), [PTR] + llvm_params, var_arg=varargs)
+        return ir.FunctionType(self.ret_type(ret), llvm_params, var_arg=varargs)
+
+    def declare(self, inst: FnInstance) -> ir.Function:
+        key = id(inst)
+        if self.needed is not None:
+            self.needed.setdefault(key, inst)
+        if key in self.fns:
+            return self.fns[key]
+        fnty = self.signature([t for _, t in inst.params], inst.ret, inst.decl.varargs,
+                              inst.self_mode == "ref")
+        abi = self.abis.of_function(inst)
+        fnty = abi.function_type(self, inst, fnty)
+        if self.explain and abi.counts_sites:
+            fnty = ir.FunctionType(fnty.return_type, list(fnty.args) + [I32])
+        existing = self.module.globals.get(inst.symbol)
+        if existing is not None:  # the same C function declared twice
+            self.fns[key] = existing
+            return existing
+        fn = ir.Function(self.module, fnty, inst.symbol)
+        abi.declare(fn)
+        if inst.is_extern and inst.symbol in _RETURNS_TWICE:
+            fn.attributes.add("returns_twice")   # or LLVM keeps values in registers longjmp restores stale
+        if not inst.is_extern:
+            fn.linkage = "internal" if self.internal and inst.display not in self.exported else "external"
+        self.fns[key] = fn
+        return fn
+
+    def guard(self, inst: FnInstance) -> ir.Function:
+        """`i1 g.guard(args)`: whether generator g would end at once (middle/guards.py);
+        it takes g's arguments as g's ramp does, and is always inlined."""
+        key = ("guard", id(inst))
+        if key not in self.wrappers:
+            ramp = self.signature([t for _, t in inst.params], VOID)
+            fn = ir.Function(self.module, ir.FunctionType(I1, ramp.args), f"{inst.symbol}.guard")
+            fn.linkage = "internal"
+            fn.attributes.add("alwaysinline")
+            self.wrappers[key] = fn
+            FnGen(self, inst, fn).emit_guard(guards.leading_guard(inst))
+        return self.wrappers[key]
+
+    def dropper(self, t: Type, inst: FnInstance) -> ir.Function:
+        """`void drop(ptr p)`: destroys the coroutines of the `t` at p, for code
+        that does not know `t` (std/async's channels, for the values left in
+        them when `main` returns). Emitted as part of `inst`, which asks for it."""
+        key = ("drop", t)
+        if key not in self.wrappers:
+            fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR]), f"pc.drop.{len(self.wrappers)}")
+            fn.linkage = "internal"
+            self.wrappers[key] = fn
+            gen = FnGen(self, inst, fn)
+            gen.drop(fn.args[0], t)
+            gen.b.ret_void()
+            gen.allocas.branch(fn.blocks[1])
+        return self.wrappers[key]
+
+    def await_wrapper(self, hook: FnInstance, kind: str) -> ir.Function:
+        """`R wrapper(ptr awaiter, ptr frame)`: calls `awaiter.await_suspend(frame)` (or a
+        promise's final_suspend) outside the suspending coroutine, as LLVM requires."""
+        key = (id(hook), kind)
+        if key in self.wrappers:
+            return self.wrappers[key]
+        ret = {"void": ir.VoidType(), "bool": I1, "handle": PTR}[kind]
+        fn = ir.Function(self.module, ir.FunctionType(ret, [PTR, PTR]),
+                         f"{hook.symbol}.wrapper")
+        fn.linkage = "internal"
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        awaiter, frame = fn.args
+        args = [awaiter] + ([frame] if len(hook.params) > 1 else [])
+        result = b.call(self.declare(hook), args)
+        if kind == "handle":
+            # a null handle (no continuation) transfers to the no-op coroutine
+            null = b.icmp_unsigned("==", result, ir.Constant(PTR, None))
+            noop = b.call(intrinsics.declare(self.module, "llvm.coro.noop"), [])
+            b.ret(b.select(null, noop, result))
+        elif kind == "bool":
+            b.ret(result)
+        else:
+            b.ret_void()
+        self.wrappers[key] = fn
+        return fn
+
+    def load_handle_wrapper(self) -> ir.Function:
+        """`ptr wrapper(ptr slot, ptr frame)`: the handle a yield_value chose, for a transfer."""
+        name = "pc.transfer.wrapper"
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(PTR, [PTR, PTR]), name)
+            fn.linkage = "internal"
+            b = ir.IRBuilder(fn.append_basic_block("entry"))
+            target = b.load(fn.args[0], typ=PTR)
+            null = b.icmp_unsigned("==", target, ir.Constant(PTR, None))
+            b.ret(b.select(null, b.call(intrinsics.declare(self.module, "llvm.coro.noop"), []), target))
+        return fn
+
+    def size(self, t: Type) -> int:
+        return self.p.layouts.size_align(t)[0]
+
+    def runtime(self, name: str) -> ir.Function:
+        sym = rt_symbol(name)
+        fn = self.module.globals.get(sym)
+        if fn is None:
+            fnty = RUNTIME[name]
+            if self.explain and name == "coro_alloc":
+                fnty = ir.FunctionType(fnty.return_type, list(fnty.args) + [I32])
+            fn = ir.Function(self.module, fnty, sym)
+            if name in NORETURN:
+                fn.attributes.add("noreturn")
+                fn.attributes.add("cold")
+        return fn
+
+    def extern(self, name: str, fnty: ir.FunctionType) -> ir.Function:
+        fn = self.module.globals.get(name)
+        return fn if fn is not None else ir.Function(self.module, fnty, name)
+
+    def string(self, data: bytes) -> ir.GlobalVariable:
+        if data not in self.strings:
+            self.strings[data] = global_string(self.module, data, f".str.{len(self.strings)}")
+        return self.strings[data]
+
+    def global_var(self, g: GlobalVar) -> ir.GlobalVariable:
+        key = id(g)
+        if key not in self.globals:
+            ty = self.llvm(g.type)
+            var = ir.GlobalVariable(self.module, ty, g.symbol)
+            var.initializer = self.constant(g.decl.init, g.type) if g.decl.init is not None \
+                else ir.Constant(ty, None)
+            var.global_constant = not g.decl.mutable
+            var.type = PTR
+            self.globals[key] = var
+        return self.globals[key]
+
+    def constant(self, e: ast.Expr, t: Type) -> ir.Constant:
+        ty = self.llvm(t)
+        match e:
+            case ast.IntLit(value=v):
+                return ir.Constant(ty, float(v) if t.is_float else v)
+            case ast.FloatLit(value=v):
+                return ir.Constant(ty, v)
+            case ast.BoolLit(value=v):
+                return ir.Constant(I1, int(v))
+            case ast.NullLit():
+                return ir.Constant(PTR, None)
+            case ast.StrLit(value=v):
+                return self.string(v)
+            case ast.Unary(op="-", operand=ast.IntLit(value=v)):
+                return ir.Constant(ty, -float(v) if t.is_float else -v)
+            case ast.Unary(op="-", operand=ast.FloatLit(value=v)):
+                return ir.Constant(ty, -v)
+            case ast.Cast(expr=inner):
+                if isinstance(t, PtrT):
+                    return ir.Constant(PTR, None)
+                value = _const_value(inner)
+                return ir.Constant(ty, float(value) if t.is_float else int(value))
+            case ast.ArrayLit(elems=elems):
+                return ir.Constant(ty, [self.constant(x, t.elem) for x in elems])
+            case ast.StructLit(fields=fields):
+                by_name = {f.name: f.value for f in fields}
+                return ir.Constant(ty, [self.constant(by_name[n], ft)
+                                        for n, ft in self.p.layouts.fields(t)])
+        raise AssertionError(f"not a constant: {e}")
+
+    # ---- the module
+    def generate(self, entry: bool = True, internal: bool = False) -> ir.Module:
+        """`entry`: a program, with a C `main` if it has one (else a library, all of
+        whose functions are kept); `internal`: only the C entry point is visible
+        outside the module."""
+        self.internal = internal
+        for inst in self.p.functions:
+            if inst.decl.kind != "intrinsic":   # lowered at each call
+                self.declare(inst)
+        for g in self.p.globals:
+            self.global_var(g)
+        # A program: its own functions, and the library's that they use, directly
+        # or not (a third of an async program's library is never called: LLVM
+        # would drop it early, but building and printing it costs Python time).
+        # A library (the runtime): all of it. Bodies follow the declarations'
+        # order, so the module reads as before.
+        self.needed = {id(inst): inst for inst in self.p.functions
+                       if not (entry and in_stdlib(inst.decl.span.file))}
+        emitted: set[int] = set()
+        self._emit_needed(emitted)
+        if entry and self.p.main is not None:
+            self._c_main(self.p.main)
+            self._emit_needed(emitted)   # what an async main's C entry point starts
+        for inst in self.p.functions:
+            if id(inst) in self.fns and id(inst) not in self.needed and self.fns[id(inst)].is_declaration:
+                self.fns[id(inst)].linkage = ""   # never used: a plain declaration, which LLVM ignores
+        for inst in self.p.functions:
+            if inst.decl.kind == "kernel" and self.gpu_emulation:
+                gpu.emulated_launcher(self.module, inst.decl.name, self.declare(inst), self.runtime("flush"))
+            elif inst.decl.kind == "kernel":
+                gpu.kernel_entry(self.module, inst.decl.name, self.declare(inst), [t for _, t in inst.params])
+        for abi in self.abis.all():
+            abi.finish_module(self)
+        return self.module
+
+    def _emit_needed(self, emitted: set[int]) -> None:
+        while len(emitted) < len(self.needed):
+            for inst in self.p.functions:
+                if id(inst) in self.needed and id(inst) not in emitted:
+                    emitted.add(id(inst))
+                    if inst.decl.body is not None:
+                        FnGen(self, inst).emit()
+
+    def _c_main(self, main: FnInstance) -> None:
+        self.abis.of_function(main).c_main(self, main)
+
+
+# C functions that return a second time (after a longjmp): calls to them must
+# be marked, as clang does for its known setjmp family.
+_RETURNS_TWICE = frozenset({"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp"})
+
+
+def _const_value(e: ast.Expr):
+    match e:
+        case ast.IntLit(value=v) | ast.FloatLit(value=v) | ast.BoolLit(value=v):
+            return v
+        case ast.Unary(op="-", operand=inner):
+            return -_const_value(inner)
+        case ast.Cast(expr=inner):
+            return _const_value(inner)
+    raise AssertionError(e)
+

@@ -1,0 +1,251 @@
+"""Statements: bindings, assignment, control flow and its loops, `with`,
+`defer`, `return`; the suspension points hand over to the function's
+BodyEmitter."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...frontend import ast
+from ...frontend.layout import is_aggregate
+from ...frontend.program import FnInstance, HandleCall
+from ...frontend.types import VOID
+from .. import guards
+from ..llvmcompat import PTR
+
+
+class Loop:
+    def __init__(self, brk: ir.Block, cont: ir.Block, depth: int):
+        self.brk, self.cont, self.depth = brk, cont, depth
+
+
+class StatementEmission:
+    """FnGen's statements (a mixin: `self` is the FnGen)."""
+
+    def stmt_Block(self, s: ast.Block) -> None:
+        self.emit_block(s)
+
+    def stmt_Let(self, s: ast.Let) -> None:
+        var = self.inst.locals[s]
+        slot = self.slot(var)
+        if s.init is None:
+            self.zero(slot, var.type)
+        else:
+            self.store(self.expr(s.init), slot, var.type)
+        if var.owned:
+            self.scopes[-1].append(("drop", (slot, var.type)))
+
+    def stmt_Assign(self, s: ast.Assign) -> None:
+        t = self.type_of(s.target)
+        if s.op == "=":
+            value = self.expr(s.value)
+            target = self.place(s.target)
+            if self.mg.p.layouts.owns(t):
+                self.drop(target, t)  # the coroutines the place held before, if it still has them
+            self.store(value, target, t)
+            return
+        ptr = self.place(s.target)
+        current = self.b.load(ptr, typ=self.mg.llvm(t))
+        result = self.binop(s.op, current, self.expr(s.value), t, s.span)
+        self.b.store(result, ptr)
+
+    def stmt_ExprStmt(self, s: ast.ExprStmt) -> None:
+        callee = guards.guarded_callee(self.inst, s)
+        if callee is None:
+            self.expr(s.expr)
+            return
+        # `yield from g(args);` where g starts with `if COND { co_return; }`:
+        # test COND first and make no generator for the base case (middle/guards.py).
+        call = s.expr.value
+        args = self.arguments(call.args, [t for _, t in callee.params])
+        run, base_case = self.block("yield_from.run"), self.block("yield_from.base_case")
+        self.b.cbranch(self.b.call(self.mg.guard(callee), args), base_case, run)
+        self.b.position_at_end(run)
+        scope = self.scopes[-1]
+        mark = len(scope)
+        inner = self.call(callee, args, call.span, elide_safe=id(call) in self.inst.elide_safe)
+        self.own(call, inner, self.types[call])
+        self.expr_YieldFrom(s.expr, inner)
+        # The generator is the statement's temporary: destroyed on this path only.
+        self.run_cleanups([item for item in scope[mark:] if item[0] == "temp"])
+        scope[mark:] = [item for item in scope[mark:] if item[0] != "temp"]
+        self.b.branch(base_case)
+        self.b.position_at_end(base_case)
+
+    def emit_guard(self, cond: ast.Expr) -> None:
+        """The body of `g.guard(params) -> i1`: g's leading COND (middle/guards.py)."""
+        args = iter(self.fn.args)
+        for param, (name, t) in zip(self.inst.decl.params, self.inst.params):
+            if t == VOID:
+                continue
+            arg = next(args)
+            arg.name = name
+            var = self.inst.locals[param]
+            if is_aggregate(t):
+                self.slots[id(var)] = arg
+            else:
+                self.store(arg, self.slot(var), t)
+        self.scopes.append([])
+        self.b.ret(self.expr(cond))
+        self.allocas.branch(self.fn.blocks[1])
+
+    def stmt_Defer(self, s: ast.Defer) -> None:
+        self.scopes[-1].append(("defer", s.stmt))
+
+    def stmt_If(self, s: ast.If) -> None:
+        cond = self.expr(s.cond)
+        then_bb, end_bb = self.block("if.then"), self.block("if.end")
+        else_bb = self.block("if.else") if s.else_ is not None else end_bb
+        self.b.cbranch(cond, then_bb, else_bb)
+        self.b.position_at_end(then_bb)
+        self.emit_block(s.then)
+        if not self.b.block.is_terminated:
+            self.b.branch(end_bb)
+        if s.else_ is not None:
+            self.b.position_at_end(else_bb)
+            if isinstance(s.else_, ast.If):
+                # a statement of its own: its condition's temporaries are made,
+                # and destroyed, on this path only
+                self.emit_stmt(s.else_)
+            else:
+                self.emit_block(s.else_)
+            if not self.b.block.is_terminated:
+                self.b.branch(end_bb)
+        self.b.position_at_end(end_bb)
+
+    def loop(self, name: str, cond, body: ast.Block, step=None, prologue=None) -> None:
+        """`cond` (None: forever) → body → `step` → back to cond."""
+        cond_bb, body_bb = self.block(f"{name}.cond"), self.block(f"{name}.body")
+        step_bb = self.block(f"{name}.step") if step else cond_bb
+        end_bb = self.block(f"{name}.end")
+        self.b.branch(cond_bb)
+        self.b.position_at_end(cond_bb)
+        if cond is not None:
+            # A `while` condition's temporaries die as it is decided, each time:
+            # `while g(n).next() {…}` makes a generator per test.
+            mark = len(self.scopes[-1])
+            decided = cond()
+            self.drop_temporaries(mark)
+            self.b.cbranch(decided, body_bb, end_bb)
+        else:
+            self.b.branch(body_bb)
+        self.b.position_at_end(body_bb)
+        self.loops.append(Loop(end_bb, step_bb, len(self.scopes)))
+        self.scopes.append([])
+        if prologue:
+            prologue()
+        self.emit_block(body)
+        if not self.b.block.is_terminated:
+            self.b.branch(step_bb)
+        self.scopes.pop()
+        self.loops.pop()
+        if step:
+            self.b.position_at_end(step_bb)
+            step(end_bb, cond_bb)
+        self.b.position_at_end(end_bb)
+
+    def stmt_While(self, s: ast.While) -> None:
+        self.loop("while", lambda: self.expr(s.cond), s.body)
+
+    def stmt_Loop(self, s: ast.Loop) -> None:
+        self.loop("loop", None, s.body)
+
+    def stmt_For(self, s: ast.For) -> None:
+        if s.end is None:
+            self.for_iter(s)
+            return
+        t = self.type_of(s.iter)
+        counter = self.alloca(t, f"{s.var}.next")
+        self.b.store(self.expr(s.iter), counter)
+        end = self.expr(s.end)
+        var = self.inst.locals[s]
+        ty = self.mg.llvm(t)
+        cmp = self.b.icmp_signed if t.signed else self.b.icmp_unsigned
+
+        def cond():
+            return cmp("<=" if s.inclusive else "<", self.b.load(counter, typ=ty), end)
+
+        def bind():
+            self.b.store(self.b.load(counter, typ=ty), self.slot(var))
+
+        def step(end_bb, cond_bb):
+            cur = self.b.load(counter, typ=ty)
+            if s.inclusive:  # `a..=MAX` must stop without wrapping
+                more = self.block("for.more")
+                self.b.cbranch(self.b.icmp_unsigned("==", cur, end), end_bb, more)
+                self.b.position_at_end(more)
+            self.b.store(self.b.add(cur, ir.Constant(ty, 1)), counter)
+            self.b.branch(cond_bb)
+        self.loop("for", cond, s.body, step, bind)
+
+    def for_iter(self, s: ast.For) -> None:
+        proto = self.inst.iters[s]
+        if self.is_mutable_place(s.iter):
+            holder = self.place(s.iter)
+        else:
+            holder = self.slot(proto.holder)
+            self.store(self.expr(s.iter), holder, proto.holder.type)
+
+        def step(fn: FnInstance | HandleCall) -> ir.Value:
+            if isinstance(fn, HandleCall):   # a returned-continuation handle's own
+                return self.handle_op(proto.holder.type, fn.name, self.b.load(holder, typ=PTR))
+            return self.call(fn, [holder if fn.self_mode == "ref" else self.load(holder, proto.holder.type)])
+
+        def bind():
+            self.store(step(proto.value), self.slot(proto.item), proto.item.type)
+        self.loop("for", lambda: step(proto.next), s.body, None, bind)
+
+    def stmt_With(self, s: ast.With) -> None:
+        """`with v in e { body }`: run e to its yield, bind v, run body, then run e to
+        its end on every way out of body (LANGUAGE.md §6)."""
+        var, holder_var = self.inst.locals[s], self.inst.withs[s]
+        t = holder_var.type
+        holder = self.slot(holder_var)
+        self.store(self.expr(s.expr), holder, t)   # not owned: a temporary dies with the statement
+        self.scopes.append([])
+        handle = self.b.load(holder, typ=PTR)
+        self.check(self.handle_op(t, "next", handle),
+                   lambda: self.panic(b"`with`: the coroutine ended without yielding", s.expr.span), "with")
+        self.store(self.handle_op(t, "value", handle), self.slot(var), var.type)
+        self.scopes[-1].append(("finish", (holder, t)))
+        self.emit_block(s.body)
+        if not self.b.block.is_terminated:
+            self.run_cleanups(self.scopes[-1])
+        self.scopes.pop()
+
+    def stmt_Break(self, s: ast.Break) -> None:
+        loop = self.loops[-1]
+        self.unwind_to(loop.depth)
+        self.b.branch(loop.brk)
+
+    def stmt_Continue(self, s: ast.Continue) -> None:
+        loop = self.loops[-1]
+        self.unwind_to(loop.depth)
+        self.b.branch(loop.cont)
+
+    def stmt_Return(self, s: ast.Return) -> None:
+        value = self.expr(s.value) if s.value is not None else None
+        if self.inline_exit is not None:   # an inlined async callee's
+            result, after = self.inline_exit
+            if result is not None:
+                self.store(value, result, self.inst.ret)
+            self.unwind_to(0)
+            self.b.branch(after)
+            return
+        self.body.return_(value)
+
+    def stmt_CoReturn(self, s: ast.CoReturn) -> None:
+        self.body.co_return(s)
+
+    def expr_Yield(self, e: ast.Yield) -> ir.Value | None:
+        return self.body.yield_(e)
+
+    def expr_Await(self, e: ast.Await) -> ir.Value | None:
+        return self.body.await_(e)
+
+    def expr_Spawn(self, e: ast.Spawn) -> ir.Value:
+        return self.body.spawn(e)
+
+    def expr_YieldFrom(self, e: ast.YieldFrom, inner_value: ir.Value | None = None) -> ir.Value | None:
+        """`yield from e.value`; `inner_value`: e.value already evaluated."""
+        return self.body.yield_from(e, inner_value)
+
