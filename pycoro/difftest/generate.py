@@ -61,10 +61,10 @@ class FnCtx:
 
 
 class Gen:
-    def __init__(self, seed: int, layer: str, avoid=frozenset()):
+    def __init__(self, seed: int, layer: str, avoid=frozenset(), attempt: int = 0):
         self.seed, self.layer, self.avoid = seed, layer, frozenset(avoid)
         from .layers import chain  # the layers import this module
-        self.r = random.Random(f"{layer}:{seed}")
+        self.r = random.Random(f"{layer}:{seed}" + (f":{attempt}" if attempt else ""))
         self.layers = chain(layer)
         self.decls: list = []
         self.globals: list[VarInfo] = []
@@ -367,5 +367,17 @@ def _contains(t, want) -> bool:
 
 def generate(seed: int, layer: str, avoid=frozenset()) -> m.Program:
     """The program of `layer` for `seed` (the same for the same arguments);
-    `avoid`: names of KNOWN_BUGS not to produce."""
-    return Gen(seed, layer, avoid).program()
+    `avoid`: names of KNOWN_BUGS not to produce. A program whose oracle
+    Python cannot compile (CPython allows 20 statically nested blocks, and a
+    `defer` is a `try` there) is drawn again, from the seed and the attempt."""
+    for attempt in range(ORACLE_ATTEMPTS):
+        program = Gen(seed, layer, avoid, attempt).program()
+        try:
+            compile(program.py(), "<oracle>", "exec")
+        except SyntaxError:
+            continue
+        return program
+    raise RuntimeError(f"no program of {layer} for seed {seed} that Python can compile")
+
+
+ORACLE_ATTEMPTS = 16

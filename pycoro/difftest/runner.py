@@ -105,7 +105,7 @@ class Runner:
             status, out, err = self._run([sys.executable, "prog.py"], tmp)
             if status is None:
                 return [Failure("oracle", "timeout", "")]
-            if "Traceback" in err or status not in (0, 101) and not 0 < status < 256:
+            if "Traceback" in err or "SyntaxError" in err or status not in (0, 101) and not 0 < status < 256:
                 return [Failure("oracle", "oracle", err[-2000:])]
             want = (status, out)
             failures = []

@@ -61,22 +61,31 @@ class CallEmission:
         fn = target.fn
         args = []
         params = fn.params
+        held = None
         if target.receiver is not None:
             recv = target.receiver
-            args.append(self.place(recv) if fn.self_mode == "ref" else self.expr(recv))
+            if fn.self_mode == "ref":
+                args.append(self.place(recv))
+            else:
+                args.append(self.expr(recv))
+                held = self.hold_value(args[-1], params[0][1], e.args)
             params = params[1:]
         args += self.arguments(e.args, [t for _, t in params])
         for a in e.args[len(params):]:
             args.append(self.c_vararg(a))
+        self.landed([held])
         return args
 
     def arguments(self, exprs, types: list[Type]) -> list[ir.Value]:
         """Evaluate every argument in order; a `void` one is evaluated but takes no slot."""
-        values = []
-        for a, t in zip(exprs, types):
+        values, held = [], []
+        exprs = list(exprs)
+        for i, (a, t) in enumerate(zip(exprs, types)):
             v = self.expr(a)
             if t != VOID:
                 values.append(v)
+                held.append(self.hold_value(v, t, exprs[i + 1:]))
+        self.landed(held)
         return values
 
     def call(self, fn: FnInstance, args: list[ir.Value], span=None, elide_safe: bool = False) -> ir.Value | None:

@@ -172,15 +172,25 @@ class ExpressionEmission:
         t = self.type_of(e)
         slots = {name: (i, ft) for i, (name, ft) in enumerate(self.mg.p.layouts.fields(t))}
         value = self.alloca(t, t.decl.name)
-        for f in e.fields:
+        held = []
+        for k, f in enumerate(e.fields):
             i, ft = slots[f.name]
-            self.store(self.expr(f.value), field_ptr(self.b, value, self.mg.llvm(t), i, f.name), ft)
+            field = self.expr(f.value)
+            slot = field_ptr(self.b, value, self.mg.llvm(t), i, f.name)
+            self.store(field, slot, ft)
+            held.append(self.hold(slot, ft, [later.value for later in e.fields[k + 1:]]))
+        self.landed(held)
         return value
 
     def expr_ArrayLit(self, e: ast.ArrayLit) -> ir.Value:
         t = self.type_of(e)
         value = self.alloca(t, "array")
+        held = []
         for i, x in enumerate(e.elems):
-            self.store(self.expr(x), gep(self.b, value, [I64(0), I64(i)], self.mg.llvm(t)), t.elem)
+            element = self.expr(x)
+            slot = gep(self.b, value, [I64(0), I64(i)], self.mg.llvm(t))
+            self.store(element, slot, t.elem)
+            held.append(self.hold(slot, t.elem, e.elems[i + 1:]))
+        self.landed(held)
         return value
 

@@ -354,6 +354,34 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
             self.own(e, value, t)
         return value
 
+    def hold(self, slot: ir.Value, t: Type, later) -> tuple | None:
+        """An owning value in `slot`, made before the `later` expressions of the
+        same call or literal are evaluated, is nobody's until its consumer takes
+        it: if one of them may suspend, it is held as a temporary meanwhile, so
+        that destroying the coroutine there destroys it too. Returns what
+        `landed` takes back once the consumer has it."""
+        if not self.mg.p.layouts.owns(t) or not any(map(may_suspend, later)):
+            return None
+        item = ("temp", (slot, t))
+        self.scopes[-1].append(item)
+        return item
+
+    def hold_value(self, value: ir.Value, t: Type, later) -> tuple | None:
+        """`hold` for a value (spilled to a slot of its own when it is a scalar)."""
+        if not self.mg.p.layouts.owns(t) or not any(map(may_suspend, later)):
+            return None
+        if not is_aggregate(t):
+            slot = self.alloca(t, "in.flight")
+            self.b.store(value, slot)
+            value = slot
+        return self.hold(value, t, later)
+
+    def landed(self, held: list) -> None:
+        """The consumer took the values `hold` held."""
+        held = [item for item in held if item is not None]
+        if held:
+            self.scopes[-1][:] = [item for item in self.scopes[-1] if not any(item is h for h in held)]
+
     def own(self, e: ast.Expr, value: ir.Value, t: Type) -> None:
         """Ownership of coroutine handles: a move empties the variable it leaves; an
         owning value nobody takes is a temporary, destroyed at the end of the statement."""
@@ -375,3 +403,16 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
             self.scopes[-1].append(("temp", (temp, t)))
             self.temps[id(e)] = temp
 
+
+_SUSPENSIONS = (ast.Yield, ast.YieldFrom, ast.Await)
+
+
+def may_suspend(node) -> bool:
+    """Whether evaluating an expression may suspend the coroutine it runs in."""
+    if isinstance(node, _SUSPENSIONS):
+        return True
+    if isinstance(node, tuple):
+        return any(map(may_suspend, node))
+    if isinstance(node, ast.Node):
+        return any(may_suspend(getattr(node, f)) for f in ast.fields(node) if f != "span")
+    return False
