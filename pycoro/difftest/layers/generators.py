@@ -53,6 +53,9 @@ coroutine (a panic by design, not a value), handles in globals or yielded
 generator methods on `mut self` (they refer to the caller's value, and the
 oracle cannot follow an assignment of the whole value: Python rebinds the
 name), `count` outside `take`/`zip` (it never ends), `Stream`/`Once`.
+
+The model nodes and the oracle's helpers are generator_nodes.py's; this
+module draws them.
 """
 from __future__ import annotations
 
