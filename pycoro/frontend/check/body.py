@@ -3,7 +3,6 @@ dispatch to the rules of statements, expressions, calls, suspension points
 and ownership (one module each), which it is made of."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from ...diagnostics import Span
 from .. import ast
@@ -17,14 +16,14 @@ from .ownership import Borrow, OwnershipRules
 from .statements import StatementRules, always_returns
 from .suspension import SuspensionRules, is_coroutine, suspends_task
 
-if TYPE_CHECKING:
-    from .program import ProgramChecker
 
 
 class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules, OwnershipRules):
     """Checks one function instance's body (or a global's initializer)."""
 
-    def __init__(self, program: ProgramChecker, inst: FnInstance | None, subst: dict[str, Type]):
+    def __init__(self, program, inst: FnInstance | None, subst: dict[str, Type]):
+        # `program`: the ProgramChecker (program.py), which makes BodyCheckers
+        # and is not imported here: that would be an import cycle
         self.p = program
         self.r = program.reporter
         self.inst = inst

@@ -5,7 +5,6 @@ calls of the modules of those names."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
@@ -19,8 +18,6 @@ from .calls import CallEmission
 from .expressions import ExpressionEmission
 from .statements import Loop, StatementEmission
 
-if TYPE_CHECKING:
-    from .module import ModuleGen
 
 
 # Expressions whose owning value is new: a temporary unless something takes it
@@ -31,7 +28,9 @@ _MAKES_VALUES = (ast.Call, ast.StructLit, ast.ArrayLit)
 class FnGen(StatementEmission, ExpressionEmission, CallEmission):
     """Emits the body of one function instance."""
 
-    def __init__(self, mg: ModuleGen, inst: FnInstance, fn: ir.Function | None = None):
+    def __init__(self, mg, inst: FnInstance, fn: ir.Function | None = None):
+        # `mg`: the ModuleGen (module.py), which makes FnGens and is not
+        # imported here: that would be an import cycle
         self.mg = mg
         self.inst = inst
         self.fn = fn or mg.declare(inst)   # another function made from inst's code: a guard
