@@ -55,8 +55,9 @@ class Compilation:
         self.display = display
         self.base_dir = base_dir
         self.options = options
-        # Warnings (frontend/recursion.py) go to `warn(diagnostics)` as they are
-        # found, and to `warn(text)` again from a cache entry, where given.
+        # Warnings (frontend/recursion.py) go to `warn(diagnostics, sources)` as
+        # they are found (`sources`: to render their lines), and to
+        # `warn(text, None)` again from a cache entry, where given.
         self.warn = warn
         self.warnings: list[Diagnostic] = []
         # what stays visible after linking the runtime (lower() adds the kernels)
@@ -69,6 +70,7 @@ class Compilation:
         self._checkers: dict[bool, tuple[ProgramChecker, CheckedProgram]] = {}
         self._lowered_ir: dict[bool, str] = {}
         self._optimised: dict[tuple[bool, bool], llvm.ModuleRef] = {}
+        self._exports: tuple[list[exports.Export], Compilation] | None = None
 
     @classmethod
     def from_file(cls, path: str, options: Options = Options(), warn=None) -> "Compilation":
@@ -299,8 +301,7 @@ class Compilation:
         # an entry whose C functions this process lacks is compiled again, to say so (as rerun.py does)
         code, meta, hit = self.cached_object(rerun.KIND, compile, use_cache, link_shared=True,
                                              valid=lambda meta: symbols.all_defined(meta["externs"], "process"))
-        if hit and meta.get("warnings") and self.warn is not None:
-            self.warn(meta["warnings"], None)
+        self._warn_again(hit, meta)
         return rerun.run_object(code, meta, self.options, check_leaks)
 
     def load(self) -> jit.Loaded:
@@ -309,11 +310,31 @@ class Compilation:
         self.require_externs("process")
         return jit.Loaded(module, machine)
 
+    def for_arch(self, arch: str) -> "Compilation":
+        """The same program for another GPU architecture: what the frontend
+        made (it does not depend on the architecture) is shared, not redone."""
+        other = Compilation(self.source, self.display, self.base_dir, replace(self.options, arch=arch), self.warn)
+        other.sources, other.stage_times, other.imported, other.warnings = \
+            self.sources, self.stage_times, self.imported, self.warnings
+        other._modules, other._checkers = self.parse(), self._checkers
+        return other
+
+    def _warn_again(self, hit: bool, meta: dict) -> None:
+        """Show again the warnings a cache entry that was used keeps."""
+        if hit and meta.get("warnings") and self.warn is not None:
+            self.warn(meta["warnings"], None)
+
     def with_exports(self) -> tuple[list[exports.Export], "Compilation"]:
         """The program's exports (LANGUAGE.md §9), and a compilation of the
         program with their C-ABI wrappers added and kept visible. The wrappers
         are checked as one more module of the program already checked: the
-        program is parsed and checked once."""
+        program is parsed and checked once (and the wrappers once: the
+        checker they extend is this compilation's)."""
+        if self._exports is None:
+            self._exports = self._with_exports()
+        return self._exports
+
+    def _with_exports(self) -> tuple[list[exports.Export], "Compilation"]:
         checker, program = self._checker(need_main=False)
         found = exports.exports(program)
         with self.stage("check wrappers"):
@@ -345,8 +366,7 @@ class Compilation:
         # an entry whose C functions this process lacks is compiled again, to say so
         code, meta, hit = self.cached_object("module", compile, use_cache,
                                              valid=lambda meta: symbols.all_defined(meta["externs"], "process"))
-        if hit and meta["warnings"] and self.warn is not None:
-            self.warn(meta["warnings"], None)
+        self._warn_again(hit, meta)
         return [exports.Export.from_json(e) for e in meta["exports"]], code, hit
 
     def require_externs(self, where: str) -> list[str]:

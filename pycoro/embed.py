@@ -58,7 +58,7 @@ def compile(source: str, name: str = "<string>", opt_level: int = 2, cache: bool
     `cache=False`: compile even if the on-disk cache has this program."""
     found: list = []
     options = Options(opt_level=opt_level, need_main=False)
-    module = Module(Compilation(source, name, Path.cwd(), options, warn=lambda warning, sources: found.append((warning, sources))), cache)
+    module = Module(Compilation(source, name, Path.cwd(), options, warn=_collect(found)), cache)
     _issue(found)
     return module
 
@@ -67,9 +67,14 @@ def compile_file(path: str | Path, opt_level: int = 2, cache: bool = True) -> "M
     found: list = []
     options = Options(opt_level=opt_level, need_main=False)
     # a missing file is a CompileError
-    module = Module(Compilation.from_file(str(path), options, warn=lambda warning, sources: found.append((warning, sources))), cache)
+    module = Module(Compilation.from_file(str(path), options, warn=_collect(found)), cache)
     _issue(found)
     return module
+
+
+def _collect(found: list):
+    """A compilation's `warn`: keep each warning (and the sources it points into)."""
+    return lambda warning, sources: found.append((warning, sources))
 
 
 def _issue(found: list) -> None:

@@ -61,8 +61,9 @@ class Kernels:
             raise ValueError(f"device must be one of {', '.join(map(repr, DEVICES))}, not {device!r}")
         self.device = device
         base = compilation.options
-        program = Compilation(compilation.source, compilation.display, compilation.base_dir,
-                              Options(opt_level=base.opt_level, target="nvptx")).check()
+        nvptx = Compilation(compilation.source, compilation.display, compilation.base_dir,
+                            Options(opt_level=base.opt_level, target="nvptx"))
+        program = nvptx.check()
         self._kernels = {f.decl.name: Kernel(self, f.decl.name, f.params, program.layouts)
                          for f in program.functions if f.decl.kind == "kernel"}
         self.uses_barrier = any(isinstance(t, BuiltinCall) and t.name == "sync_threads"
@@ -73,10 +74,7 @@ class Kernels:
             self._loaded = native.load()
         else:
             self._driver = _driver()
-            chosen = arch or self._driver.arch()
-            ptx_build = Compilation(compilation.source, compilation.display, compilation.base_dir,
-                                    Options(opt_level=base.opt_level, target="nvptx", arch=chosen))
-            module, machine = ptx_build.lowered()
+            module, machine = nvptx.for_arch(arch or self._driver.arch()).lowered()   # checked once
             self.ptx = machine.emit_assembly(module)
             self._module = self._driver.load(self.ptx)
 

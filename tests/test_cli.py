@@ -456,3 +456,9 @@ def test_time_stages_prints_each_stage_on_stderr(hello, pycoro, tmp_path, comman
         return   # run from the cache
     assert stages == expected, proc.stderr
     assert all(line.endswith(" ms") for line in proc.stderr.splitlines())
+
+
+def test_time_stages_after_a_mistake_says_no_stage_ran(pycoro, tmp_path):
+    proc = pycoro("run", "--time-stages", tmp_path / "missing.pc")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [f"error: no such file: {tmp_path / 'missing.pc'}", "no compiler stage ran"]

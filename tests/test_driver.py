@@ -98,3 +98,14 @@ def test_two_compilations_in_two_threads_render_their_own_lines():
         t.join()
     for kind, (_, expected) in programs.items():
         assert found[kind] == [expected] * 20, kind
+
+
+def test_the_exports_are_made_once_per_compilation(tmp_path):
+    """A shared library and then the object for this process, from one
+    compilation: the wrappers are checked once (a second extension of the
+    same checker would define them twice)."""
+    c = Compilation(EXPORTS, "x.pc", tmp_path, Options(need_main=False))
+    c.shared_library(str(tmp_path / "libx.so"))
+    found, code, _ = c.export_object(use_cache=False)
+    assert [e.name for e in found] == ["norm1", "evens"] and code
+    assert stage_counts(c)["check wrappers"] == 1

@@ -1,7 +1,7 @@
 """The `pycoro` command's subcommands: each one's options, declared once,
 and the action it runs.
 
-`COMMANDS` is read by both command-line parsers: launch.py's plain parser,
+`COMMANDS` is read by both command-line parsers: main.py's plain parser,
 which runs `pycoro run`/`pycoro build` without typer (~20 ms to import) and,
 from the cache, without the compiler or LLVM, and app.py, which builds
 typer's commands from it for every other command line (help, `--x=y`,
@@ -44,7 +44,7 @@ class Command:
     action: object                  # (file, **options) → exit status
     help: str
     options: tuple[Option, ...]
-    plain: bool = False             # launch.py runs it without typer when it can
+    plain: bool = False             # main.py runs it without typer when it can
 
 
 OPT = Option(("-O",), "opt", "optimisation level, -O0 … -O3", OPT_LEVELS, 2, level=True)
@@ -128,10 +128,10 @@ def compilation(file: str, options):
     return Compilation.from_file(file, options, warn=print_warnings)
 
 
-def stage_report(times: list[tuple[str, float]]) -> str:
+def stage_report(times: list[tuple[str, float]], from_cache: bool = False) -> str:
     """`--time-stages`: each stage's time (a stage that ran twice, summed and counted), and the total."""
     if not times:
-        return "no compiler stage ran: the program came from the cache"
+        return "no compiler stage ran" + (": the program came from the cache" if from_cache else "")
     total: dict[str, list] = {}
     for name, seconds in times:
         entry = total.setdefault(name, [0.0, 0])
@@ -144,15 +144,17 @@ def stage_report(times: list[tuple[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def _timed(time_stages: bool, work):
-    """`work(compilations)` (which appends the compilations it makes), then, with
-    --time-stages, their stages' times on stderr, even when it failed."""
+def _guarded_and_timed(time_stages: bool, work) -> int:
+    """`work(made)` run as `guarded` runs an action (`made`: a list it appends
+    the compilations it makes to, or None for a program run from the cache),
+    then, with --time-stages, their stages' times on stderr, after any
+    diagnostics."""
     made: list = []
-    try:
-        return work(made)
-    finally:
-        if time_stages:
-            print(stage_report([t for c in made for t in c.stage_times]), file=sys.stderr)
+    status = guarded(lambda: work(made))
+    if time_stages:
+        times = [t for c in made if c is not None for t in c.stage_times]
+        print(stage_report(times, from_cache=None in made), file=sys.stderr)
+    return status
 
 
 def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: bool = False,
@@ -170,8 +172,10 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
         if status is None:
             made.append(compilation(file, options))
             status = made[-1].run(check_leaks)
+        else:
+            made.append(None)   # from the cache
         return status & 0xFF
-    return guarded(lambda: _timed(time_stages, work))
+    return _guarded_and_timed(time_stages, work)
 
 
 def build_program(file: str, output: str | None = None, target: str = "native", arch: str | None = None,
@@ -192,7 +196,7 @@ def build_program(file: str, output: str | None = None, target: str = "native", 
         made.append(compilation(file, options_for(opt, target, arch, allow_device_heap, real_time=real_time)))
         made[-1].build(emit, out)
         return 0
-    return guarded(lambda: _timed(time_stages, work))
+    return _guarded_and_timed(time_stages, work)
 
 
 def check_program(file: str, target: str = "native") -> int:
@@ -225,8 +229,8 @@ COMMANDS = {
 def plain_command(argv: list[str]) -> tuple[str, str, dict] | None:
     """`run FILE` or `build FILE` with only their options, as separate words
     (`-O N` and `-ON` too): the command, the file and the parameters given;
-    None for any other command line (cli.py parses it, and says what is wrong
-    with it)."""
+    None for any other command line (app.py's typer parses it, and says what
+    is wrong with it)."""
     if not argv or argv[0] not in COMMANDS or not COMMANDS[argv[0]].plain:
         return None
     options = {name: option for option in COMMANDS[argv[0]].options for name in option.names}

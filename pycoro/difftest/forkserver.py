@@ -1,7 +1,7 @@
 """A fork server for `pycoro` command lines: a process that has imported the
 compiler once (about 0.3 s of every `pycoro run`: LLVM, lark, the checker)
 and runs each command line in a fork of itself, through the same entry point
-as the `pycoro` command (launch.main), with the child's stdout and stderr in
+as the `pycoro` command (cli.main.main), with the child's stdout and stderr in
 files and a time limit (SIGALRM). The runner keeps one per job.
 
 Protocol: the runner writes a JSON line {"argv", "cwd", "timeout", "out",

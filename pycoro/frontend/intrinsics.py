@@ -38,7 +38,7 @@ SUSPENDING = frozenset({"__park"})   # awaited, like an async fn
 
 # Facts about the whole program that the prelude tests (`intrinsic fn
 # __has_yield_from() -> bool;`), constants once the program is checked.
-# Lowered by middle/irgen.py.
+# Lowered by middle/irgen/.
 FACTS = frozenset({"__has_yield_from"})
 
 # The stdlib's own building blocks: their signatures are the stdlib's to

@@ -141,7 +141,16 @@ class ProgramChecker(PromiseDecls):
     def _lay_out_every_struct_seen(self) -> None:
         """Lay out each struct instance the checked program mentions, behind
         pointers and in function types too, so the middle's frozen layouts
-        answer every question it can ask."""
+        answer every question it can ask. Their mistakes are not the
+        program's: a struct used only behind a pointer may contain itself (it is
+        never laid out), so this runs with a reporter nobody reads."""
+        reporter, self.reporter = self.reporter, Reporter()
+        try:
+            self._visit_types()
+        finally:
+            self.reporter = reporter
+
+    def _visit_types(self) -> None:
         seen: set[Type] = set()
 
         def visit(t) -> None:

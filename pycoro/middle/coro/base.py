@@ -10,7 +10,7 @@ and the initial and final suspends. pycoro has both halves:
   callers: its LLVM signature and attributes, how it is called, what its
   handles' operations do, what the module needs once, C's `main` for it;
 - `BodyEmitter`: how one body starts, suspends, returns and ends. FnGen
-  (irgen.py) calls it at fixed points and never asks which ABI it has.
+  (irgen/function.py) calls it at fixed points and never asks which ABI it has.
   `PromisedEmitter` is the skeleton of the coroutines that have a promise
   type (switched-resume and returned-continuation): the promise hooks and
   awaiter protocols of `yield`, `yield from`, `await` and `co_return`, in

@@ -15,6 +15,7 @@ from .. import gpu, intrinsics
 from ..coro import async_
 from ..gpu import GPU_INTRINSICS
 from ..llvmcompat import I1, I32, I64, TypedCallee
+from .suspends import suspends_after
 
 
 class CallEmission:
@@ -61,30 +62,25 @@ class CallEmission:
         fn = target.fn
         args = []
         params = fn.params
-        held = None
         if target.receiver is not None:
+            # (a receiver taken by value is copied, never moved: nothing to hold)
             recv = target.receiver
-            if fn.self_mode == "ref":
-                args.append(self.place(recv))
-            else:
-                args.append(self.expr(recv))
-                held = self.hold_value(args[-1], params[0][1], e.args)
+            args.append(self.place(recv) if fn.self_mode == "ref" else self.expr(recv))
             params = params[1:]
         args += self.arguments(e.args, [t for _, t in params])
         for a in e.args[len(params):]:
             args.append(self.c_vararg(a))
-        self.landed([held])
         return args
 
     def arguments(self, exprs, types: list[Type]) -> list[ir.Value]:
         """Evaluate every argument in order; a `void` one is evaluated but takes no slot."""
         values, held = [], []
         exprs = list(exprs)
-        for i, (a, t) in enumerate(zip(exprs, types)):
+        for a, t, later in zip(exprs, types, suspends_after(exprs)):
             v = self.expr(a)
             if t != VOID:
                 values.append(v)
-                held.append(self.hold_value(v, t, exprs[i + 1:]))
+                held.append(self.hold(v, t, later, in_memory=False))
         self.landed(held)
         return values
 

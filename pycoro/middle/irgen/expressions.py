@@ -9,6 +9,7 @@ from ...frontend.program import FnInstance
 from ...frontend.types import BOOL, FloatT, IntT, PtrT, Type
 from .. import intrinsics
 from ..llvmcompat import I1, I64, PTR, field_ptr, gep
+from .suspends import suspends_after
 
 _ICMP = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
@@ -173,12 +174,12 @@ class ExpressionEmission:
         slots = {name: (i, ft) for i, (name, ft) in enumerate(self.mg.p.layouts.fields(t))}
         value = self.alloca(t, t.decl.name)
         held = []
-        for k, f in enumerate(e.fields):
+        for f, later in zip(e.fields, suspends_after([f.value for f in e.fields])):
             i, ft = slots[f.name]
             field = self.expr(f.value)
             slot = field_ptr(self.b, value, self.mg.llvm(t), i, f.name)
             self.store(field, slot, ft)
-            held.append(self.hold(slot, ft, [later.value for later in e.fields[k + 1:]]))
+            held.append(self.hold(slot, ft, later))
         self.landed(held)
         return value
 
@@ -186,11 +187,11 @@ class ExpressionEmission:
         t = self.type_of(e)
         value = self.alloca(t, "array")
         held = []
-        for i, x in enumerate(e.elems):
+        for i, (x, later) in enumerate(zip(e.elems, suspends_after(list(e.elems)))):
             element = self.expr(x)
             slot = gep(self.b, value, [I64(0), I64(i)], self.mg.llvm(t))
             self.store(element, slot, t.elem)
-            held.append(self.hold(slot, t.elem, e.elems[i + 1:]))
+            held.append(self.hold(slot, t.elem, later))
         self.landed(held)
         return value
 

@@ -18,8 +18,6 @@ from .calls import CallEmission
 from .expressions import ExpressionEmission
 from .statements import Loop, StatementEmission
 
-
-
 # Expressions whose owning value is new: a temporary unless something takes it
 # (`Box { v: g() }.v.next()` destroys the box's generator after the statement).
 _MAKES_VALUES = (ast.Call, ast.StructLit, ast.ArrayLit)
@@ -353,27 +351,23 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
             self.own(e, value, t)
         return value
 
-    def hold(self, slot: ir.Value, t: Type, later) -> tuple | None:
-        """An owning value in `slot`, made before the `later` expressions of the
-        same call or literal are evaluated, is nobody's until its consumer takes
-        it: if one of them may suspend, it is held as a temporary meanwhile, so
-        that destroying the coroutine there destroys it too. Returns what
-        `landed` takes back once the consumer has it."""
-        if not self.mg.p.layouts.owns(t) or not any(map(may_suspend, later)):
+    def hold(self, where: ir.Value, t: Type, suspends_later: bool, in_memory: bool = True) -> tuple | None:
+        """An owning value made before sibling expressions that are evaluated
+        after it (the later arguments of a call, fields of a literal, the place
+        of an assignment) is nobody's until its consumer takes it: if one of them
+        may suspend (`suspends_later`), it is held as a temporary meanwhile, so
+        that destroying the coroutine there destroys it too. `where` is its
+        slot, or (`in_memory` False) the value itself, spilled to a slot when it
+        is a scalar. Returns what `landed` takes back once the consumer has it."""
+        if not suspends_later or not self.mg.p.layouts.owns(t):
             return None
-        item = ("temp", (slot, t))
+        if not in_memory and not is_aggregate(t):
+            slot = self.alloca(t, "in.flight")
+            self.b.store(where, slot)
+            where = slot
+        item = ("temp", (where, t))
         self.scopes[-1].append(item)
         return item
-
-    def hold_value(self, value: ir.Value, t: Type, later) -> tuple | None:
-        """`hold` for a value (spilled to a slot of its own when it is a scalar)."""
-        if not self.mg.p.layouts.owns(t) or not any(map(may_suspend, later)):
-            return None
-        if not is_aggregate(t):
-            slot = self.alloca(t, "in.flight")
-            self.b.store(value, slot)
-            value = slot
-        return self.hold(value, t, later)
 
     def landed(self, held: list) -> None:
         """The consumer took the values `hold` held."""
@@ -401,17 +395,3 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
                 self.b.store(value, temp)
             self.scopes[-1].append(("temp", (temp, t)))
             self.temps[id(e)] = temp
-
-
-_SUSPENSIONS = (ast.Yield, ast.YieldFrom, ast.Await)
-
-
-def may_suspend(node) -> bool:
-    """Whether evaluating an expression may suspend the coroutine it runs in."""
-    if isinstance(node, _SUSPENSIONS):
-        return True
-    if isinstance(node, tuple):
-        return any(map(may_suspend, node))
-    if isinstance(node, ast.Node):
-        return any(may_suspend(getattr(node, f)) for f in ast.fields(node) if f != "span")
-    return False

@@ -11,6 +11,7 @@ from ...frontend.program import FnInstance, HandleCall
 from ...frontend.types import VOID
 from .. import guards
 from ..llvmcompat import PTR
+from .suspends import may_suspend
 
 
 class Loop:
@@ -38,7 +39,9 @@ class StatementEmission:
         t = self.type_of(s.target)
         if s.op == "=":
             value = self.expr(s.value)
+            held = self.hold(value, t, may_suspend(s.target), in_memory=False)   # `a[(yield 1)] = g()`
             target = self.place(s.target)
+            self.landed([held])
             if self.mg.p.layouts.owns(t):
                 self.drop(target, t)  # the coroutines the place held before, if it still has them
             self.store(value, target, t)

@@ -1,0 +1,27 @@
+"""Which expressions may suspend the coroutine they run in: an owning value
+made before one of them is held until its consumer takes it (FnGen.hold)."""
+from __future__ import annotations
+
+from ...frontend import ast
+
+_SUSPENSIONS = (ast.Yield, ast.YieldFrom, ast.Await)
+
+
+def suspends_after(exprs: list) -> list[bool]:
+    """For each expression of a list evaluated in order: whether one after it may suspend."""
+    flags, later = [], False
+    for e in reversed(exprs):
+        flags.append(later)
+        later = later or may_suspend(e)
+    return flags[::-1]
+
+
+def may_suspend(node) -> bool:
+    """Whether evaluating an expression may suspend the coroutine it runs in."""
+    if isinstance(node, _SUSPENSIONS):
+        return True
+    if isinstance(node, tuple):
+        return any(map(may_suspend, node))
+    if isinstance(node, ast.Node):
+        return any(may_suspend(getattr(node, f)) for f in ast.fields(node) if f != "span")
+    return False
