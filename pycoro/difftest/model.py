@@ -357,8 +357,11 @@ class Assign(Stmt):
     def py(self, ind: str) -> list[str]:
         if self.op == "=" and is_aggregate(self.target.ty):
             # in place: a `mut self` method's `self` is the caller's value, and
-            # must see it changed through any other name (a global) too
-            return [f"{ind}_put({self.target.py()}, {self.value.val()})"]
+            # must see it changed through any other name (a global) too. The
+            # value first, then the place, as PyCoro (and Rust, and Python's
+            # own `a[i] = v`) evaluates them: `_put(place, value)` would
+            # evaluate the place's indices first.
+            return [f"{ind}_pv = {self.value.val()}", f"{ind}_put({self.target.py()}, _pv)"]
         if self.op == "=":
             return [f"{ind}{self.target.py()} = {self.value.val()}"]
         combined = Binary(self.target.ty, self.op[:-1], self.target, self.value)

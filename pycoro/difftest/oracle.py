@@ -84,12 +84,15 @@ def _ck(i, n):
 
 
 def _put(dst, src):
-    """Assign a whole struct or array in place (the variable may be a mut self's caller's)."""
-    if type(dst) is list:
-        dst[:] = src
-    else:
-        dst.clear()
-        dst.update(src)
+    """Assign a whole struct or array in place, all the way down: a `mut self`
+    may be the address of any part of it (`g[0].m()` and the method assigns
+    the whole `g`: its `self` sees the new `g[0]`). `src` is a fresh value."""
+    keys = range(len(dst)) if type(dst) is list else list(src)
+    for k in keys:
+        if type(dst[k]) in (list, dict):
+            _put(dst[k], src[k])
+        else:
+            dst[k] = src[k]
 
 
 def _cp(v):
