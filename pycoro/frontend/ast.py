@@ -355,3 +355,14 @@ class GlobalDecl(Decl):
 class Module(Node):
     path: str
     decls: tuple[Decl, ...]
+
+
+def contains(node, kinds: tuple[type, ...]) -> bool:
+    """Whether a syntax tree (a node, a tuple of them, or a leaf) holds a node of one of `kinds`."""
+    if isinstance(node, kinds):
+        return True
+    if isinstance(node, tuple):
+        return any(contains(n, kinds) for n in node)
+    if isinstance(node, Node):
+        return any(contains(getattr(node, f), kinds) for f in fields(node) if f != "span")
+    return False

@@ -18,15 +18,7 @@ _COROUTINE_NODES = (ast.Yield, ast.YieldFrom, ast.CoReturn, ast.Await)
 def is_coroutine(decl: ast.FnDecl) -> bool:
     """A function whose body has `yield`, `yield from`, `co_return` or (outside an
     `async fn`) `await` (LANGUAGE.md §5)."""
-    def walk(node) -> bool:
-        if isinstance(node, _COROUTINE_NODES):
-            return True
-        if isinstance(node, tuple):
-            return any(map(walk, node))
-        if isinstance(node, ast.Node):
-            return any(walk(getattr(node, f)) for f in ast.fields(node) if f != "span")
-        return False
-    return decl.kind in ("fn", "kernel") and walk(decl.body)
+    return decl.kind in ("fn", "kernel") and ast.contains(decl.body, _COROUTINE_NODES)
 
 
 def suspends_task(fn: FnInstance) -> bool:

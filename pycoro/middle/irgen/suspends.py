@@ -18,10 +18,4 @@ def suspends_after(exprs: list) -> list[bool]:
 
 def may_suspend(node) -> bool:
     """Whether evaluating an expression may suspend the coroutine it runs in."""
-    if isinstance(node, _SUSPENSIONS):
-        return True
-    if isinstance(node, tuple):
-        return any(map(may_suspend, node))
-    if isinstance(node, ast.Node):
-        return any(may_suspend(getattr(node, f)) for f in ast.fields(node) if f != "span")
-    return False
+    return ast.contains(node, _SUSPENSIONS)
