@@ -12,8 +12,9 @@ from ..resolve import span_of
 from ..types import BOOL, ERROR, HANDLE, NULL, VOID, PromiseT, PtrT, Type
 from .calls import CallRules
 from .expressions import ExpressionRules
-from .ownership import Borrow, OwnershipRules
-from .statements import StatementRules, always_returns
+from .tracking import Borrow, OwnershipRules
+from .flow import always_returns
+from .statements import StatementRules
 from .suspension import SuspensionRules, is_coroutine, suspends_task
 
 

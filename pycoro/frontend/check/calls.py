@@ -11,7 +11,7 @@ from ..resolve import BUILTIN_FUNCTIONS
 from ..types import (BOOL, ERROR, HANDLE, PRIMITIVES, STR, VOID, FnT, PromiseT, PtrT, StructT, Type, TypeVar, abi_of,
                      has_vars, is_scalar, substitute, unify)
 from .expressions import is_literalish
-from .ownership import Borrow
+from .tracking import Borrow
 from .promises import RETCON_START
 
 _HANDLE_OPS: dict[str, dict[str, Type | None]] = {

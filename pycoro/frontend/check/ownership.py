@@ -1,15 +1,27 @@
-"""Ownership (LANGUAGE.md §5.2): moves and partial moves of owning
-coroutine handles, loop and branch merging of what was moved, `defer` uses,
-coroutines that borrow a `mut self` place, and the facts the code generator
-reads (`consumed`, `moved_params`, `elide_safe`)."""
+"""Ownership (LANGUAGE.md §5.2), a pass of its own over one checked function
+instance: moves and partial moves of owning coroutine handles, loop and
+branch merging of what was moved, `defer` uses, coroutines that borrow a
+`mut self` place, and the facts the code generator reads (`consumed`,
+`moved_params`, `elide_safe`).
+
+It runs after the body's type check (body.py) and reads only what that
+wrote into the FnInstance: the types, what each name refers to, what each
+call calls, the variables each declaration made, the hooks. An expression
+the type check never reached (after a mistake) has no type: it is skipped.
+Like rustc's borrow checker, it walks in evaluation order and keeps the set
+of places moved out of on some path to the current point.
+"""
 from __future__ import annotations
 
-from ...diagnostics import Span
+from ...diagnostics import Reporter, Span
 from ...record import record
 from .. import ast
 from .. import messages as M
-from ..program import DirectCall, FnInstance, LocalVar
-from ..types import ERROR, PromiseT, PtrT, Type
+from ..layout import StructLayouts
+from ..program import BuiltinCall, DirectCall, FnInstance, HandleCall, IndirectCall, LocalVar
+from ..types import ERROR, VOID, FnT, PromiseT, PtrT, StructT, Type, abi_of
+from .flow import never_falls_through
+from .suspension import is_coroutine
 
 
 @record(frozen=True, eq=False)
@@ -21,8 +33,471 @@ class Borrow:
     var: object = None   # LocalVar | None
 
 
+@record(frozen=True, eq=False)
+class Lent:
+    """A coroutine that borrows a `mut self` place, passed as an argument: the
+    callee must not move that parameter on (known once every body is checked)."""
+    arg: ast.Expr
+    callee: FnInstance
+    index: int
+    borrow: Borrow
+
+
 def path_text(var: LocalVar, path: tuple[str, ...]) -> str:
     return ".".join((var.name, *path))
+
+
+def receiver_root(base: ast.Expr, types: dict) -> ast.Expr | None:
+    """The variable or temporary whose value a `mut self` method on `base`
+    changes; None when `base` is reached through a pointer."""
+    root = base
+    while isinstance(root, (ast.Field, ast.Index)):
+        if isinstance(types.get(root.base), PtrT):
+            return None
+        root = root.base
+    return root
+
+
+# (id(var), the fields moved out of it; () for the whole) → (var, where)
+Moves = dict[tuple[int, tuple[str, ...]], tuple[LocalVar, Span]]
+
+
+class OwnershipPass:
+    """Checks the moves of one function instance and records what moved."""
+
+    def __init__(self, inst: FnInstance, layouts: StructLayouts, reporter: Reporter):
+        self.inst = inst
+        self.types = inst.types
+        self.layouts = layouts
+        self.owns = layouts.owns
+        self.r = reporter
+        self.moved: Moves = {}   # moved out on some path to here
+        # Per enclosing loop: `moved` when it was entered, and at each of its
+        # `break`s (a move followed by `break` or `return` is fine, as in Rust;
+        # one that reaches the next iteration is not). A `defer`'s statement
+        # starts a new stack: it cannot leave the loops around it.
+        self.loop_entries: list[Moves] = []
+        self.loop_breaks: list[list[Moves]] = []
+        self.loop_nesting = 0
+        self.loop_depth: dict[int, int] = {}   # id(var) → loops around its declaration
+        # Each local's scope depth and declaration order: which of two dies first.
+        self.declared_at: dict[int, tuple[int, int]] = {}
+        self.scopes: list[object] = [object()]
+        # The pending `defer`s that use owning variables: (the scope whose end
+        # runs it, the ids of those variables, where it is). Moving one of
+        # them before the `defer` runs is an error.
+        self.defer_uses: list[tuple[object, set[int], Span]] = []
+        self.defer_collect: set[int] | None = None   # inside a `defer`: the owning variables it uses
+        # Calls of `mut self` coroutine methods whose coroutine refers to a place
+        # that may die first, and the variables holding one: id(call or var) →
+        # its Borrow. Such a coroutine is consumed where it is made (for, with,
+        # await, yield from) or kept in a variable that dies before the place
+        # does; never moved.
+        self.borrowing: dict[int, Borrow] = {}
+        self.lent: list[Lent] = []
+
+    def run(self) -> list[Lent]:
+        for param in self.inst.decl.params:
+            self._declare(param)
+        self.block(self.inst.decl.body, new_scope=False)
+        return self.lent
+
+    # ---- scopes and declarations
+    def _declare(self, node: ast.Node) -> LocalVar | None:
+        var = self.inst.locals.get(node)
+        if var is not None:
+            self.declared_at[id(var)] = (len(self.scopes), len(self.declared_at))
+            self.loop_depth[id(var)] = self.loop_nesting
+        return var
+
+    def _local(self, e: ast.Expr) -> LocalVar | None:
+        ref = self.inst.refs.get(e)
+        return ref if isinstance(ref, LocalVar) else None
+
+    def block(self, block: ast.Block, new_scope: bool = True) -> None:
+        if new_scope:
+            self.scopes.append(object())
+        for stmt in block.stmts:
+            self.stmt(stmt)
+        if new_scope:
+            self._pop_scope()
+
+    def _pop_scope(self) -> None:
+        """Leave the innermost scope; its `defer`s have run."""
+        scope = self.scopes.pop()
+        self.defer_uses = [entry for entry in self.defer_uses if entry[0] is not scope]
+
+    # ---- statements
+    def stmt(self, s: ast.Stmt) -> None:
+        getattr(self, f"stmt_{type(s).__name__}")(s)
+
+    def stmt_Block(self, s: ast.Block) -> None:
+        self.block(s)
+
+    def stmt_Let(self, s: ast.Let) -> None:
+        if s.init is not None:
+            self.value(s.init, kept=True)
+        var = self._declare(s)
+        if var is not None and s.init is not None and (borrow := self._borrow_of(s.init)) is not None:
+            self.borrowing[id(var)] = borrow   # it may stay there, not move on
+
+    def stmt_Assign(self, s: ast.Assign) -> None:
+        if s.op != "=":
+            self.expr(s.target)
+            self.expr(s.value)
+            return
+        place = self._local_path(s.target)
+        moved = self.moved
+        self._refill(place)   # a moved-out variable may be written…
+        self.expr(s.target)
+        self.moved = moved    # …but not read by the value: `sink(g); g = keep(g);`
+        # `g = c.ticks()`: a variable may hold a coroutine that refers to a
+        # `mut self` place, as `var g = c.ticks();` does, if it dies first.
+        holder = self._local(s.target) if isinstance(s.target, ast.Name) else None
+        self.value(s.value, kept=holder is not None)
+        self._refill(place)   # given its handles again, also after `g = keep(g)` moved them
+        borrow = self._borrow_of(s.value)
+        if holder is not None and borrow is not None:
+            if self._dies_first(holder, borrow):
+                self.borrowing[id(holder)] = borrow
+            else:
+                self.r.error(M.borrowing_coroutine_outlives(borrow.method, borrow.place, holder.name),
+                             s.value.span, hint=M.borrowing_coroutine_holder_hint(borrow.place))
+
+    def stmt_ExprStmt(self, s: ast.ExprStmt) -> None:
+        self.expr(s.expr)
+
+    def stmt_If(self, s: ast.If) -> None:
+        self.expr(s.cond)
+        before = dict(self.moved)
+        self.block(s.then)
+        after_then, self.moved = self.moved, before
+        if isinstance(s.else_, ast.If):
+            self.stmt_If(s.else_)
+        elif s.else_ is not None:
+            self.block(s.else_)
+        # Moved on a path that reaches the next statement: maybe moved. A branch
+        # that returns, panics, breaks or continues takes its moves elsewhere.
+        reaching = [moved for moved, branch in ((after_then, s.then), (self.moved, s.else_))
+                    if not never_falls_through(branch)]
+        self.moved = {k: v for moved in reaching or (after_then, self.moved) for k, v in moved.items()}
+
+    def stmt_While(self, s: ast.While) -> None:
+        before = dict(self.moved)
+        self.expr(s.cond)
+        for var, path, span in self._moves_since(before):   # the condition runs before every iteration
+            self.r.error(M.move_in_loop(path_text(var, path)), span)
+        self._loop_body(s.body)
+
+    def stmt_Loop(self, s: ast.Loop) -> None:
+        self._loop_body(s.body)
+
+    def stmt_For(self, s: ast.For) -> None:
+        self.expr(s.iter)
+        if s.end is not None:
+            self.expr(s.end)
+        elif isinstance(s.iter, ast.Call) and isinstance(self.types.get(s.iter), PromiseT):
+            self.inst.elide_safe.add(id(s.iter))   # the for statement owns and destroys it
+        self._loop_body(s.body, s)
+
+    def _loop_body(self, body: ast.Block, declares: ast.Node | None = None) -> None:
+        self.loop_nesting += 1
+        self.loop_entries.append(dict(self.moved))
+        self.loop_breaks.append([])
+        self.scopes.append(object())
+        if declares is not None:
+            self._declare(declares)
+        self.block(body, new_scope=False)
+        if not never_falls_through(body):
+            self._check_next_iteration()
+        self._pop_scope()
+        self.loop_entries.pop()
+        for at_break in self.loop_breaks.pop():   # after the loop: moved on any way out
+            self.moved.update(at_break)
+        self.loop_nesting -= 1
+
+    def stmt_With(self, s: ast.With) -> None:
+        self.expr(s.expr)
+        t = self.types.get(s.expr)
+        if isinstance(s.expr, ast.Call) and isinstance(t, PromiseT) and abi_of(t) == "retcon_once":
+            self.inst.elide_safe.add(id(s.expr))   # run to its end by the statement
+        self.scopes.append(object())
+        self._declare(s)
+        self.block(s.body, new_scope=False)
+        self._pop_scope()
+
+    def stmt_Break(self, s: ast.Break) -> None:
+        if self.loop_breaks:
+            self.loop_breaks[-1].append(dict(self.moved))
+
+    def stmt_Continue(self, s: ast.Continue) -> None:
+        if self.loop_entries:
+            self._check_next_iteration()
+
+    def stmt_Return(self, s: ast.Return) -> None:
+        if s.value is not None:
+            # a coroutine's `return` and a value returned from a void function are refused
+            moves = not is_coroutine(self.inst.decl) and self.inst.ret != VOID
+            self.value(s.value) if moves else self.expr(s.value)
+
+    def stmt_CoReturn(self, s: ast.CoReturn) -> None:
+        if s.value is not None:
+            self._hook_argument(s, s.value)
+
+    def stmt_Defer(self, s: ast.Defer) -> None:
+        if isinstance(s.stmt, (ast.Let, ast.Defer)):   # refused by the type check
+            return
+        loops = self.loop_entries, self.loop_breaks
+        self.loop_entries, self.loop_breaks = [], []
+        self.defer_collect = set()
+        self.stmt(s.stmt)
+        if self.defer_collect:
+            self.defer_uses.append((self.scopes[-1], self.defer_collect, s.span))
+        self.defer_collect = None
+        self.loop_entries, self.loop_breaks = loops
+
+    # ---- loops
+    def _check_next_iteration(self) -> None:
+        """At the end of a loop's body or a `continue`: what was moved in this
+        iteration out of a variable declared outside the loop (and not given
+        a value again) would be moved again in the next."""
+        for var, path, span in self._moves_since(self.loop_entries[-1]):
+            if self.loop_depth.get(id(var), 0) < self.loop_nesting:
+                self.r.error(M.move_in_loop(path_text(var, path)), span)
+
+    def _moves_since(self, before: Moves) -> list[tuple[LocalVar, tuple[str, ...], Span]]:
+        """The moves made since `moved` was `before`: (variable, fields, where)."""
+        return [(var, key[1], span) for key, (var, span) in self.moved.items() if before.get(key) != (var, span)]
+
+    def _refill(self, place: tuple[LocalVar, tuple[str, ...]] | None) -> None:
+        """Assigning to a local (or a field of one) gives it its handles again."""
+        if place is not None:
+            var, path = place
+            self.moved = {key: m for key, m in self.moved.items()
+                          if key[0] != id(var) or key[1][:len(path)] != path}
+
+    # ---- expressions
+    def value(self, e: ast.Expr, kept: bool = False, lent: bool = False) -> None:
+        """`e` moves into its context (a variable, an argument, a field, a return,
+        a yield). `kept`: into the variable a `let` or an assignment names, which
+        may hold a borrowing coroutine; `lent`: into a parameter of a function
+        with a body, checked when every body is."""
+        if self.expr(e):
+            self._consume(e, kept or lent)
+
+    def expr(self, e: ast.Expr, field_base: bool = False) -> bool:
+        """Walk `e` in evaluation order; False when it used a moved value."""
+        if e not in self.types:   # never reached by the type check
+            return False
+        visit = getattr(self, f"expr_{type(e).__name__}", None)
+        if visit is None:   # literals
+            return True
+        return visit(e, field_base)
+
+    def expr_Name(self, e: ast.Name, field_base: bool) -> bool:
+        var = self._local(e)
+        if var is not None and var.owned and self.defer_collect is not None:
+            self.defer_collect.add(id(var))
+        # `x` of `x.a` is not used as a whole: the field access is checked
+        return field_base or self._check_not_moved(e)
+
+    def expr_Field(self, e: ast.Field, field_base: bool) -> bool:
+        if not self.expr(e.base, field_base=True):
+            return False
+        return field_base or not self._is_field(e) or self._check_not_moved(e)
+
+    def _is_field(self, e: ast.Field) -> bool:
+        """Whether `e` names a field of a struct (else the type check refused it)."""
+        base = self.types.get(e.base)
+        return isinstance(base, StructT) and any(name == e.name for name, _ in self.layouts.fields(base))
+
+    def expr_Index(self, e: ast.Index, field_base: bool) -> bool:
+        ok = self.expr(e.base)
+        self.expr(e.index)
+        return ok
+
+    def expr_Unary(self, e: ast.Unary, field_base: bool) -> bool:
+        return self.expr(e.operand)
+
+    def expr_AddrOf(self, e: ast.AddrOf, field_base: bool) -> bool:
+        return self.expr(e.operand)
+
+    def expr_Cast(self, e: ast.Cast, field_base: bool) -> bool:
+        return self.expr(e.expr)
+
+    def expr_Binary(self, e: ast.Binary, field_base: bool) -> bool:
+        left = self.expr(e.left)
+        return self.expr(e.right) and left
+
+    def expr_StructLit(self, e: ast.StructLit, field_base: bool) -> bool:
+        for f in e.fields:
+            self.value(f.value)
+        return True
+
+    def expr_ArrayLit(self, e: ast.ArrayLit, field_base: bool) -> bool:
+        for x in e.elems:
+            self.value(x)
+        return True
+
+    def expr_Yield(self, e: ast.Yield, field_base: bool) -> bool:
+        if e.value is not None:
+            self._hook_argument(e, e.value)
+        return True
+
+    def expr_YieldFrom(self, e: ast.YieldFrom, field_base: bool) -> bool:
+        self.expr(e.value)   # linked into the generator tree by pointer, not moved
+        return True
+
+    def expr_Await(self, e: ast.Await, field_base: bool) -> bool:
+        if self.inst.async_awaits.get(e) == "join":
+            self.value(e.operand)   # a Join is consumed by its await
+            return True
+        self.expr(e.operand)
+        if e in self.inst.awaits and isinstance(e.operand, ast.Call) \
+                and isinstance(self.types.get(e.operand), PromiseT):
+            self.inst.elide_safe.add(id(e.operand))   # awaited to completion, then destroyed
+        return True
+
+    def expr_Spawn(self, e: ast.Spawn, field_base: bool) -> bool:
+        self.expr(e.operand)
+        if isinstance(self.types[e], PromiseT) and (borrow := self._borrow_of(e.operand)) is not None:
+            self.r.error(M.borrowing_task(borrow.method, borrow.place), e.operand.span,
+                         hint=M.borrowing_task_hint(borrow.method))
+        return True
+
+    def _hook_argument(self, node: ast.Node, value: ast.Expr) -> None:
+        """The value of `yield` / `co_return`: moved into the promise's hook, or
+        with the continuation of a returned-continuation coroutine."""
+        coro, hook = self.inst.coro, self.inst.hooks.get(node)
+        if self.inst.is_async:
+            self.expr(value)
+        elif coro is not None and coro.returns_continuations:
+            self.value(value) if isinstance(node, ast.Yield) else self.expr(value)
+        elif hook is not None and len(hook.params) == 2:
+            self.value(value)
+        else:
+            self.expr(value)
+
+    # ---- calls
+    def expr_Call(self, e: ast.Call, field_base: bool) -> bool:
+        target = self.inst.calls.get(e)
+        callee = e.callee
+        if isinstance(callee, ast.Field):   # a method's receiver, or a struct's fn field
+            self.expr(callee.base)
+        elif not isinstance(target, (DirectCall, BuiltinCall, HandleCall)):
+            self.expr(callee)   # a function value
+        params: list[Type] = []
+        fn = target.fn if isinstance(target, DirectCall) else None
+        if fn is not None:
+            params = [t for _, t in fn.params[1 if target.receiver is not None else 0:]]
+            if target.receiver is not None and fn.self_mode == "ref" and fn.is_coroutine:
+                self._borrowing_call(e, callee.base, callee.name)
+        elif isinstance(target, IndirectCall):
+            fn_type = self.types.get(callee)
+            params = list(fn_type.params) if isinstance(fn_type, FnT) else []
+        offset = 1 if fn is not None and target.receiver is not None else 0
+        for i, a in enumerate(e.args):
+            if i >= len(params) or params[i] is ERROR:
+                self.expr(a)   # a builtin's argument or a C vararg: read, not moved
+                continue
+            lends = fn is not None and not fn.is_extern
+            self.value(a, lent=lends)
+            if lends and (borrow := self._borrow_of(a)) is not None:
+                self.lent.append(Lent(a, fn, i + offset, borrow))
+                if fn.is_coroutine:
+                    self.borrowing[id(e)] = borrow   # the call's own coroutine may hold it
+        return True
+
+    def _borrowing_call(self, call: ast.Call, base: ast.Expr, method: str) -> None:
+        """A `mut self` coroutine method called on `base`: its coroutine refers to
+        the place, which may die first: a local variable (or the caller's
+        place, for `self`) or a temporary. Not a global, nor a place reached
+        through a pointer (raw pointers are the program's own business)."""
+        root = receiver_root(base, self.types)
+        if root is None:
+            return
+        var = self._local(root) if isinstance(root, ast.Name) else None
+        if not isinstance(root, ast.Name):
+            self.borrowing[id(call)] = Borrow(method, "a temporary")
+        elif var is not None:
+            self.borrowing[id(call)] = Borrow(method, M.q(root.name), var)
+
+    def _borrow_of(self, e: ast.Expr) -> Borrow | None:
+        """The borrow of a coroutine that refers to a `mut self` place: made by the
+        call `e`, or held by the variable `e`."""
+        if isinstance(e, ast.Name):
+            var = self._local(e)
+            return None if var is None else self.borrowing.get(id(var))
+        return self.borrowing.get(id(e))
+
+    def _dies_first(self, holder: LocalVar, borrow: Borrow) -> bool:
+        """Whether `holder` goes out of scope before the place that a borrowing
+        coroutine refers to: that place is a local declared earlier in the
+        same scope, or in an enclosing one (a parameter, `self`)."""
+        if borrow.var is None:
+            return False
+        (place_depth, place_order), (depth, order) = self.declared_at[id(borrow.var)], self.declared_at[id(holder)]
+        return place_depth < depth or (place_depth == depth and place_order < order)
+
+    # ---- moves
+    def _consume(self, e: ast.Expr, kept: bool) -> None:
+        """`e` moves into its context: an owning handle leaves the variable that held it."""
+        t = self.types.get(e)
+        if t is None or t is ERROR or not self.owns(t):
+            return
+        self.inst.consumed.add(id(e))
+        borrow = self._borrow_of(e)
+        if borrow is not None and not kept:
+            self.r.error(M.borrowing_coroutine_moved(borrow.method, borrow.place), e.span,
+                         hint=M.borrowing_coroutine_hint(borrow.method))
+        if isinstance(e, (ast.Name, ast.Field)):
+            place = self._local_path(e)
+            if place is None:
+                # a field through a pointer, or anything of `self` (the caller's):
+                # a copy would be a second owner
+                if isinstance(e, ast.Field) or self._local(e) is not None:
+                    self.r.error(M.move_out_of_place(), e.span)
+                return
+            var, path = place
+            for _, used, where in self.defer_uses:
+                if id(var) in used:   # it runs when its scope ends: after this move
+                    self.r.error(M.move_used_by_defer(path_text(var, path)), e.span,
+                                 notes=[(M.deferred_here(), where)])
+                    break
+            self.moved[id(var), path] = (var, e.span)   # in a loop: see _check_next_iteration
+            if var.is_param:
+                self.inst.moved_params.add(var.param_index)
+        elif isinstance(e, ast.Index):
+            self.r.error(M.move_out_of_place(), e.span)
+
+    def _local_path(self, e: ast.Expr) -> tuple[LocalVar, tuple[str, ...]] | None:
+        """`x` or `x.a.b` of a local variable that owns what it holds: x, and
+        the fields (`("a", "b")`). A field can be moved out of such a
+        variable alone (as in Rust); nothing can be moved out through a
+        pointer or an index, out of `self`, or out of a temporary."""
+        path = []
+        while isinstance(e, ast.Field):
+            path.append(e.name)
+            e = e.base
+        var = self._local(e) if isinstance(e, ast.Name) else None
+        if var is None or not var.owned:
+            return None
+        return var, tuple(reversed(path))
+
+    def _check_not_moved(self, e: ast.Expr) -> bool:
+        """A use of `x` or `x.a.b` as a whole: nothing of it may have been moved."""
+        place = self._local_path(e)
+        if place is None:
+            return True
+        var, path = place
+        for (key, moved_path), (_, where) in self.moved.items():
+            if key == id(var) and path[:len(moved_path)] == moved_path[:len(path)]:
+                whole = len(moved_path) <= len(path)
+                message = (M.use_after_move(path_text(var, path)) if whole
+                           else M.use_after_partial_move(path_text(var, path), path_text(var, moved_path)))
+                self.r.error(message, e.span, notes=[(M.moved_here(), where)])
+                return False
+        return True
 
 
 def mark_elide_safe(inst: FnInstance) -> None:
@@ -58,145 +533,3 @@ def mark_elide_safe(inst: FnInstance) -> None:
     for call in inst.calls:
         if isinstance(call, ast.Call):
             visit(call, id(call) in inst.elide_safe)
-
-
-class OwnershipRules:
-    """BodyChecker's rules of this module (a mixin: `self` is the BodyChecker)."""
-
-    def _dies_first(self, holder: LocalVar, borrow: Borrow) -> bool:
-        """Whether `holder` goes out of scope before the place that a borrowing
-        coroutine refers to: that place is a local declared earlier in the
-        same scope, or in an enclosing one (a parameter, `self`)."""
-        if borrow.var is None:
-            return False
-        (place_depth, place_order), (depth, order) = self.declared_at[id(borrow.var)], self.declared_at[id(holder)]
-        return place_depth < depth or (place_depth == depth and place_order < order)
-
-    def _refill(self, place: tuple[LocalVar, tuple[str, ...]] | None) -> None:
-        """Assigning to a local (or a field of one) gives it its handles again."""
-        if place is not None:
-            var, path = place
-            self.moved = {key: m for key, m in self.moved.items()
-                          if key[0] != id(var) or key[1][:len(path)] != path}
-
-    def _check_next_iteration(self) -> None:
-        """At the end of a loop's body or a `continue`: what was moved in this
-        iteration out of a variable declared outside the loop (and not given
-        a value again) would be moved again in the next."""
-        for var, path, span in self._moves_since(self.loop_entries[-1]):
-            if var.loop_depth < self.loop_nesting:
-                self.r.error(M.move_in_loop(path_text(var, path)), span)
-
-    def _moves_since(self, before: dict) -> list[tuple[LocalVar, tuple[str, ...], Span]]:
-        """The moves made since `moved` was `before`: (variable, fields, where)."""
-        return [(var, key[1], span) for key, (var, span) in self.moved.items() if before.get(key) != (var, span)]
-
-    def consume(self, e: ast.Expr, t: Type) -> None:
-        """`e` moves into its context (a variable, an argument, a return): an owning
-        handle leaves the variable that held it."""
-        if self.inst is None or t is ERROR or not self.p.layouts.owns(t):
-            return
-        self.inst.consumed.add(id(e))
-        borrow = self._borrow_of(e)
-        if borrow is not None and e is not self.binding and e is not self.lending:
-            self.r.error(M.borrowing_coroutine_moved(borrow.method, borrow.place), e.span,
-                         hint=M.borrowing_coroutine_hint(borrow.method))
-        if isinstance(e, (ast.Name, ast.Field)):
-            place = self._local_path(e)
-            if place is None:
-                # a field through a pointer, or anything of `self` (the caller's):
-                # a copy would be a second owner
-                if isinstance(e, ast.Field) or self.lookup(e.name) is not None:
-                    self.r.error(M.move_out_of_place(), e.span)
-                return
-            var, path = place
-            for _, used, where in self.defer_uses:
-                if id(var) in used:   # it runs when its scope ends: after this move
-                    self.r.error(M.move_used_by_defer(path_text(var, path)), e.span,
-                                 notes=[(M.deferred_here(), where)])
-                    break
-            self.moved[id(var), path] = (var, e.span)   # in a loop: see _check_next_iteration
-            if var.is_param:
-                self.inst.moved_params.add(var.param_index)
-        elif isinstance(e, ast.Index):
-            self.r.error(M.move_out_of_place(), e.span)
-
-    def _local_path(self, e: ast.Expr) -> tuple[LocalVar, tuple[str, ...]] | None:
-        """`x` or `x.a.b` of a local variable that owns what it holds: x, and
-        the fields (`("a", "b")`). A field can be moved out of such a
-        variable alone (as in Rust); nothing can be moved out through a
-        pointer or an index, out of `self`, or out of a temporary."""
-        path = []
-        while isinstance(e, ast.Field):
-            path.append(e.name)
-            e = e.base
-        var = self.lookup(e.name) if isinstance(e, ast.Name) else None
-        if var is None or not var.owned:
-            return None
-        return var, tuple(reversed(path))
-
-    def _check_not_moved(self, e: ast.Expr) -> bool:
-        """A use of `x` or `x.a.b` as a whole: nothing of it may have been moved."""
-        if id(e) in self.field_bases:   # `x` of `x.a`: the access as a whole is checked
-            return True
-        place = self._local_path(e)
-        if place is None:
-            return True
-        var, path = place
-        for (key, moved_path), (_, where) in self.moved.items():
-            if key == id(var) and path[:len(moved_path)] == moved_path[:len(path)]:
-                whole = len(moved_path) <= len(path)
-                message = (M.use_after_move(path_text(var, path)) if whole
-                           else M.use_after_partial_move(path_text(var, path), path_text(var, moved_path)))
-                self.r.error(message, e.span, notes=[(M.moved_here(), where)])
-                return False
-        return True
-
-    def _borrow_of(self, e: ast.Expr) -> Borrow | None:
-        """The borrow of a coroutine that refers to a `mut self` place: made by the
-        call `e`, or held by the variable `e`."""
-        if isinstance(e, ast.Name):
-            var = self.lookup(e.name)
-            return None if var is None else self.borrowing.get(id(var))
-        return self.borrowing.get(id(e))
-
-    def _lend(self, call: ast.Call, arg: ast.Expr, callee: FnInstance, index: int, borrow: Borrow) -> None:
-        """A coroutine that refers to a `mut self` place is passed to `callee`: fine
-        while the callee does not move it on (checked when every body is), and
-        the call's own coroutine, if it makes one, may hold it: it borrows too."""
-        self.p.lent.append((arg, callee, index, borrow))
-        if callee.is_coroutine:
-            self.borrowing[id(call)] = borrow
-
-    def _receiver_root(self, base: ast.Expr) -> ast.Expr | None:
-        """The variable or temporary whose value a `mut self` method on `base`
-        changes; None when `base` is reached through a pointer."""
-        root = base
-        while isinstance(root, (ast.Field, ast.Index)):
-            if isinstance(self.inst_types.get(root.base), PtrT):
-                return None
-            root = root.base
-        return root
-
-    def _borrowed_place(self, base: ast.Expr) -> str | None:
-        """What a coroutine started by a `mut self` method on `base` refers to, when
-        that may die before the coroutine does: a local variable (or the caller's
-        place, for `self`) or a temporary. None for a global, or a place reached
-        through a pointer (raw pointers are the program's own business)."""
-        root = self._receiver_root(base)
-        if root is None:
-            return None
-        if not isinstance(root, ast.Name):
-            return "a temporary"
-        return M.q(root.name) if self.lookup(root.name) is not None else None
-
-    def _check_mut_receiver(self, base: ast.Expr, method: str) -> None:
-        root = self._receiver_root(base)
-        if isinstance(root, ast.Name):
-            var = self.lookup(root.name)
-            if var is not None and not var.mutable:
-                self.r.error(M.mut_method_on_immutable(method, root.name), base.span,
-                             hint=M.declare_var_hint(root.name))
-            elif var is None and root.name in self.p.globals and not self.p.globals[root.name].decl.mutable:
-                self.r.error(M.mut_method_on_immutable(method, root.name), base.span)
-

@@ -8,53 +8,9 @@ from ..program import HandleCall, IterProtocol, LocalVar
 from ..types import BOOL, ERROR, NULL, VOID, PromiseT, PtrT, Type, abi_of
 from .calls import handle_kind
 from .expressions import is_literalish
-from .ownership import path_text
+from .flow import never_falls_through
+from .tracking import path_text
 from .suspension import is_coroutine
-
-
-def always_returns(s: ast.Stmt | None) -> bool:
-    """Whether control can never fall off the end of `s`."""
-    match s:
-        case ast.Return() | ast.CoReturn():
-            return True
-        case ast.Block(stmts=stmts):
-            return any(always_returns(x) for x in stmts)
-        case ast.If(then=then, else_=else_):
-            return else_ is not None and always_returns(then) and always_returns(else_)
-        case ast.Loop(body=body):
-            return not _breaks(body)
-        case ast.While(cond=ast.BoolLit(value=True), body=body):
-            return not _breaks(body)
-        case ast.ExprStmt(expr=ast.Call(callee=ast.Name(name="panic"))):
-            return True
-    return False
-
-
-def _never_falls_through(s: ast.Stmt | None) -> bool:
-    """Whether control never goes on to the statement after `s`: every path
-    through it returns, panics, or leaves by `break`/`continue`."""
-    match s:
-        case ast.Break() | ast.Continue():
-            return True
-        case ast.Block(stmts=stmts):
-            return any(map(_never_falls_through, stmts))
-        case ast.If(then=then, else_=else_):
-            return _never_falls_through(then) and _never_falls_through(else_)
-    return always_returns(s)
-
-
-def _breaks(s: ast.Stmt) -> bool:
-    """Whether `s` contains a `break` that leaves the loop whose body it is."""
-    match s:
-        case ast.Break():
-            return True
-        case ast.Block(stmts=stmts):
-            return any(map(_breaks, stmts))
-        case ast.If(then=then, else_=else_):
-            return _breaks(then) or (else_ is not None and _breaks(else_))
-        case ast.Defer(stmt=inner):
-            return _breaks(inner)
-    return False  # nested loops own their breaks
 
 
 class StatementRules:
@@ -129,7 +85,7 @@ class StatementRules:
         # Moved on a path that reaches the next statement: maybe moved. A branch
         # that returns, panics, breaks or continues takes its moves elsewhere.
         reaching = [moved for moved, branch in ((after_then, s.then), (self.moved, s.else_))
-                    if not _never_falls_through(branch)]
+                    if not never_falls_through(branch)]
         self.moved = {k: v for moved in reaching or (after_then, self.moved) for k, v in moved.items()}
 
     def stmt_While(self, s: ast.While) -> None:
@@ -152,7 +108,7 @@ class StatementRules:
         if before:
             before()
         self.check_block(body, new_scope=False)
-        if not _never_falls_through(body):
+        if not never_falls_through(body):
             self._check_next_iteration()
         self._pop_scope()
         self.loop_entries.pop()
