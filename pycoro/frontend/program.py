@@ -20,7 +20,6 @@ class LocalVar:
     type: Type
     mutable: bool
     is_param: bool = False
-    loop_depth: int = 0      # loops around its declaration (a move out of a loop is an error)
     param_index: int = -1    # for a parameter: its position
     owned: bool = False      # holds an owning coroutine handle it must destroy
 

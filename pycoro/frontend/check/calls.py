@@ -6,12 +6,12 @@ from __future__ import annotations
 from .. import ast, intrinsics
 from .. import messages as M
 from ..gpu import GPU_BUILTINS
-from ..program import BuiltinCall, DirectCall, FnInstance, HandleCall, IndirectCall
+from ..program import BuiltinCall, DirectCall, HandleCall, IndirectCall
 from ..resolve import BUILTIN_FUNCTIONS
 from ..types import (BOOL, ERROR, HANDLE, PRIMITIVES, STR, VOID, FnT, PromiseT, PtrT, StructT, Type, TypeVar, abi_of,
                      has_vars, is_scalar, substitute, unify)
 from .expressions import is_literalish
-from .tracking import Borrow
+from .ownership import receiver_root
 from .promises import RETCON_START
 
 _HANDLE_OPS: dict[str, dict[str, Type | None]] = {
@@ -89,7 +89,6 @@ class CallRules:
 
     def _check_args(self, e: ast.Call, name: str, params: list[Type], args,
                     varargs: bool = False, extern: bool = False,
-                    callee: FnInstance | None = None, offset: int = 0,
                     checked: list[Type] | None = None) -> None:
         """`checked`: the arguments' types when `_infer_call` has checked them
         already; they are not checked again (that would repeat their moves and
@@ -98,16 +97,11 @@ class CallRules:
         if len(args) != len(params) and not (varargs and len(args) >= len(params)):
             msg = M.arity_at_least if varargs else M.arity
             self.r.error(msg(name, len(params), len(args)), e.span)
-        outer = self.lending
         for i, (a, pt) in enumerate(zip(args, params)):
-            self.lending = a if callee is not None else None
             if checked is not None:
                 self.expect_checked(a, checked[i], pt)
             else:
                 self._check_arg(a, pt, extern)
-            if callee is not None and (borrow := self._borrow_of(a)) is not None:
-                self._lend(e, a, callee, i + offset, borrow)
-        self.lending = outer
         for a in args[len(params):]:
             t = self.check_expr(a, None)
             if t is not ERROR and not (is_scalar(t) or isinstance(t, PtrT) or t == STR):
@@ -138,8 +132,7 @@ class CallRules:
         subst = dict(zip(decl.generics, targs))
         inst = self.p.instantiate(decl, subst, targs, at=e.span)
         self._check_args(e, decl.name, [t for _, t in inst.params], e.args, decl.varargs,
-                         extern=decl.kind == "extern", callee=None if decl.kind == "extern" else inst,
-                         checked=checked)
+                         extern=decl.kind == "extern", checked=checked)
         if decl.kind == "intrinsic" and inst.ret is not ERROR \
                 and intrinsics.kind_of(inst.ret) not in intrinsics.ACCEPTS.get(decl.name, ()):
             if decl.name in intrinsics.ACCEPTS and \
@@ -222,14 +215,19 @@ class CallRules:
             return ERROR
         if inst.self_mode == "ref":
             self._check_mut_receiver(callee.base, callee.name)
-            if inst.is_coroutine and (place := self._borrowed_place(callee.base)):
-                root = self._receiver_root(callee.base)
-                var = self.lookup(root.name) if isinstance(root, ast.Name) else None
-                self.borrowing[id(e)] = Borrow(callee.name, place, var)
-        self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args, callee=inst, offset=1,
-                         checked=checked)
+        self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args, checked=checked)
         self._call(e, DirectCall(inst, callee.base))
         return inst.ret
+
+    def _check_mut_receiver(self, base: ast.Expr, method: str) -> None:
+        root = receiver_root(base, self.inst_types)
+        if isinstance(root, ast.Name):
+            var = self.lookup(root.name)
+            if var is not None and not var.mutable:
+                self.r.error(M.mut_method_on_immutable(method, root.name), base.span,
+                             hint=M.declare_var_hint(root.name))
+            elif var is None and root.name in self.p.globals and not self.p.globals[root.name].decl.mutable:
+                self.r.error(M.mut_method_on_immutable(method, root.name), base.span)
 
     def handle_call(self, e: ast.Call, callee: ast.Field, recv: Type, result: Type | None) -> Type:
         if e.args:

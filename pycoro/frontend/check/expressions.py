@@ -91,9 +91,7 @@ class ExpressionRules:
         var = self.lookup(e.name)
         if var is not None:
             self._ref(e, var)
-            if self.defer_collect is not None and var.owned:
-                self.defer_collect.add(id(var))
-            return var.type if self._check_not_moved(e) else ERROR
+            return var.type
         g = self.p.globals.get(e.name)
         if g is not None:
             self._ref(e, g)
@@ -239,15 +237,13 @@ class ExpressionRules:
         return ERROR
 
     def expr_Field(self, e: ast.Field, expected: Type | None) -> Type:
-        self.field_bases.add(id(e.base))
         base = self.check_expr(e.base, None)
-        self.field_bases.discard(id(e.base))
         if base is ERROR:
             return ERROR
         if isinstance(base, StructT):
             for name, t in self.p.struct_fields(base):
                 if name == e.name:
-                    return t if self._check_not_moved(e) else ERROR
+                    return t
         hint = M.ptr_field_hint(e.name) if isinstance(base, PtrT) and isinstance(base.elem, StructT) else None
         if self.p.find_method(base, e.name) is not None:
             hint = f"`{e.name}` is a method: call it with `(…)`"
@@ -293,8 +289,7 @@ class ExpressionRules:
             if f.value not in self.inst_types:
                 self.expect(f.value, fields[f.name])
                 continue
-            # checked already, to infer the type arguments: moves into the struct all the same
-            self.consume(f.value, self.inst_types[f.value])
+            # checked already, to infer the type arguments
             if self.inst_types[f.value] != fields[f.name] and self.inst_types[f.value] is not ERROR:
                 self.r.error(M.mismatch(fields[f.name], self.inst_types[f.value]), f.value.span)
         missing = [n for n in fields if n not in given]
@@ -337,7 +332,6 @@ class ExpressionRules:
             elem = self.check_expr(first, None)
         for x in e.elems:
             if x in self.inst_types:   # checked already, to infer the element type
-                self.consume(x, self.inst_types[x])
                 if self.inst_types[x] not in (elem, ERROR):
                     self.r.error(M.mismatch(elem, self.inst_types[x]), x.span)
             else:

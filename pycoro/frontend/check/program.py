@@ -21,7 +21,7 @@ from ..types import (ERROR, I32, PRIMITIVES, VOID, ArrayT, FnT, PromiseT, PtrT, 
 from .body import BodyChecker
 from .common import Method
 from .expressions import is_constant
-from .ownership import Borrow, OwnershipPass, mark_elide_safe
+from .ownership import Lent, OwnershipPass, mark_elide_safe
 from .promises import PromiseDecls, once_problems
 from .suspension import is_coroutine
 
@@ -43,49 +43,6 @@ ASYNC_RUNTIME = ("__task_new", "__task_alloc", "__task_free", "__task_start", "_
                  "__task_detach_dropping", "__sched_next", "__async_end")
 
 
-import os  # noqa: E402  (temporary: the comparison of the old and new ownership tracking)
-
-_BESIDE = os.environ.get("PYCORO_OWNERSHIP_BESIDE")
-_OWNERSHIP_PREFIXES = ("use of moved value", "use of partly moved value", "cannot move ", "this coroutine refers to",
-                       "a spawned task cannot refer", "a coroutine handle can only be moved")
-
-
-def _compare_ownership(inst, checker, first: int, lent: int) -> None:
-    """Run ownership.py's pass beside the old tracking and append every
-    difference to the file $PYCORO_OWNERSHIP_BESIDE; the old facts stay."""
-    def text(d):
-        return (d.message, d.span and (d.span.file, d.span.line, d.span.col), d.hint,
-                tuple((m, s and (s.file, s.line, s.col)) for m, s in d.notes))
-    old = (set(inst.consumed), set(inst.moved_params), set(inst.elide_safe))
-    old_diags = [text(d) for d in checker.reporter.diagnostics[first:] if d.message.startswith(_OWNERSHIP_PREFIXES)]
-    old_lent = [(a, c, i, b.method, b.place) for a, c, i, b in checker.lent[lent:]]
-    inst.consumed, inst.moved_params, inst.elide_safe = set(), set(), set()
-    scratch = Reporter()
-    new_lent = [(x.arg, x.callee, x.index, x.borrow.method, x.borrow.place)
-                for x in OwnershipPass(inst, checker.layouts, scratch).run()]
-    new = (inst.consumed, inst.moved_params, inst.elide_safe)
-    new_diags = [text(d) for d in scratch.diagnostics]
-    # the facts matter only to a program without errors: in one with errors the old
-    # tracking's ERROR types (a moved value's) change what later expressions consume
-    facts = not checker.reporter.failed
-    problems = [name for name, a, b in (("consumed", old[0], new[0]), ("moved_params", old[1], new[1]),
-                                        ("elide_safe", old[2], new[2]), ("lent", old_lent, new_lent))
-                if a != b and facts]
-    nodes = {id(n): n for n in inst.types}
-    for name, a, b in (("consumed", old[0], new[0]), ("elide", old[2], new[2])) if facts else ():
-        for i in a ^ b:
-            n = nodes.get(i)
-            problems.append(f"{name} {'old' if i in a else 'new'} only: {type(n).__name__} "
-                            f"{n.span.line}:{n.span.col}" if n else "?")
-    if sorted(old_diags, key=repr) != sorted(new_diags, key=repr):
-        problems.append(f"diagnostics old={old_diags} new={new_diags}")
-    inst.consumed, inst.moved_params, inst.elide_safe = old
-    if problems:
-        span = span_of(inst.decl)
-        with open(_BESIDE, "a") as out:
-            out.write(f"{span.file}:{span.line}: {inst.display}: {'; '.join(problems)}\n")
-
-
 class ProgramChecker(PromiseDecls):
 
     def __init__(self, modules: list[ast.Module], reporter: Reporter, target: str = "native"):
@@ -102,10 +59,10 @@ class ProgramChecker(PromiseDecls):
         self.requests: dict[int, tuple[FnInstance | None, Span | None]] = {}
         self.annotated: set[int] = set()   # ids of the diagnostics given those notes
         self.checking: FnInstance | None = None
-        # Coroutines that refer to a `mut self` place (BodyChecker.borrowing), passed
-        # as an argument: (the argument, the callee, the parameter's index, the borrow).
-        # The callee must not move that parameter; known once every body is checked.
-        self.lent: list[tuple[ast.Expr, FnInstance, int, Borrow]] = []
+        # Coroutines that refer to a `mut self` place, passed as an argument
+        # (ownership.py): the callee must not move that parameter on, known once
+        # every body is checked.
+        self.lent: list[Lent] = []
         self.globals: dict[str, GlobalVar] = {}
         self.layouts = StructLayouts(self.struct_fields)
         self._laying_out: set[StructT] = set()
@@ -156,10 +113,8 @@ class ProgramChecker(PromiseDecls):
             inst, subst = self.queue.popleft()
             first = len(self.reporter.diagnostics)
             self.checking = inst
-            lent = len(self.lent)
             BodyChecker(self, inst, subst).check_body()
-            if _BESIDE:
-                _compare_ownership(inst, self, first, lent)
+            self.lent += OwnershipPass(inst, self.layouts, self.reporter).run()
             if inst.coro is not None and inst.coro.abi == "retcon_once":
                 for span, problem in once_problems(inst.decl.body, span_of(inst.decl)):
                     self.reporter.error(M.once_yields(problem), span)
@@ -169,10 +124,10 @@ class ProgramChecker(PromiseDecls):
 
     def _finish(self, need_main: bool, main_file: str | None) -> CheckedProgram:
         """The checks that need every body checked, and the checked program."""
-        for arg, callee, index, borrow in self.lent:
-            if index in callee.moved_params:
-                self.reporter.error(M.borrowing_coroutine_moved(borrow.method, borrow.place), arg.span,
-                                    hint=M.borrowing_coroutine_kept(callee.display))
+        for lent in self.lent:
+            if lent.index in lent.callee.moved_params:
+                self.reporter.error(M.borrowing_coroutine_moved(lent.borrow.method, lent.borrow.place), lent.arg.span,
+                                    hint=M.borrowing_coroutine_kept(lent.callee.display))
         for inst in list(self.instances.values()):
             mark_elide_safe(inst)
         if self.gpu:

@@ -8,8 +8,6 @@ from ..program import HandleCall, IterProtocol, LocalVar
 from ..types import BOOL, ERROR, NULL, VOID, PromiseT, PtrT, Type, abi_of
 from .calls import handle_kind
 from .expressions import is_literalish
-from .flow import never_falls_through
-from .tracking import path_text
 from .suspension import is_coroutine
 
 
@@ -20,7 +18,6 @@ class StatementRules:
         self.check_block(s)
 
     def stmt_Let(self, s: ast.Let) -> None:
-        self.binding = s.init
         if s.type is not None:
             t = self.p.resolve_type(s.type, self.subst)
             if s.init is not None and t is not ERROR:
@@ -31,42 +28,21 @@ class StatementRules:
                 self.r.error(M.let_needs_init(s.name), s.span)
         elif s.init is not None:
             t = self.check_expr(s.init, None)
-            self.consume(s.init, t)
             if t == NULL:
                 self.r.error(M.cannot_infer_null(), s.init.span, hint=M.annotate_null_hint(s.name))
                 t = ERROR
         else:
             self.r.error(M.cannot_infer_let(s.name), s.span, hint=M.annotate_let_hint(s.name))
             t = ERROR
-        var = self.declare(s, s.name, t, s.mutable)
-        if s.init is not None and (borrow := self._borrow_of(s.init)) is not None:
-            self.borrowing[id(var)] = borrow   # it may stay there, not move on
-        self.binding = None
+        self.declare(s, s.name, t, s.mutable)
 
     def stmt_Assign(self, s: ast.Assign) -> None:
-        place = self._local_path(s.target) if s.op == "=" else None
-        moved = self.moved
-        self._refill(place)   # a moved-out variable may be written…
         target_t = self.check_place(s.target, write=True)
-        self.moved = moved    # …but not read by the value: `sink(g); g = keep(g);`
         if s.op == "=":
-            # `g = c.ticks()`: a variable may hold a coroutine that refers to a
-            # `mut self` place, as `var g = c.ticks();` does, if it dies first.
-            holder = self.lookup(s.target.name) if isinstance(s.target, ast.Name) else None
-            self.binding = s.value if holder is not None else None
             if target_t is not ERROR:
                 self.expect(s.value, target_t)
             else:
                 self.check_expr(s.value, None)
-            self.binding = None
-            self._refill(place)   # given its handles again, also after `g = keep(g)` moved them
-            borrow = self._borrow_of(s.value)
-            if holder is not None and borrow is not None:
-                if self._dies_first(holder, borrow):
-                    self.borrowing[id(holder)] = borrow
-                else:
-                    self.r.error(M.borrowing_coroutine_outlives(borrow.method, borrow.place, holder.name),
-                                 s.value.span, hint=M.borrowing_coroutine_holder_hint(borrow.place))
             return
         self.binary_types(s.op, s.target, s.value, s.span, target_t)
 
@@ -75,24 +51,14 @@ class StatementRules:
 
     def stmt_If(self, s: ast.If) -> None:
         self.condition(s.cond)
-        before = dict(self.moved)
         self.check_block(s.then)
-        after_then, self.moved = self.moved, before
         if isinstance(s.else_, ast.If):
             self.stmt_If(s.else_)
         elif s.else_ is not None:
             self.check_block(s.else_)
-        # Moved on a path that reaches the next statement: maybe moved. A branch
-        # that returns, panics, breaks or continues takes its moves elsewhere.
-        reaching = [moved for moved, branch in ((after_then, s.then), (self.moved, s.else_))
-                    if not never_falls_through(branch)]
-        self.moved = {k: v for moved in reaching or (after_then, self.moved) for k, v in moved.items()}
 
     def stmt_While(self, s: ast.While) -> None:
-        before = dict(self.moved)
         self.condition(s.cond)
-        for var, path, span in self._moves_since(before):   # the condition runs before every iteration
-            self.r.error(M.move_in_loop(path_text(var, path)), span)
         self.loop_body(s.body)
 
     def stmt_Loop(self, s: ast.Loop) -> None:
@@ -100,22 +66,13 @@ class StatementRules:
 
     def loop_body(self, body: ast.Block, before=None) -> None:
         self.loops += 1
-        self.loop_nesting += 1
         saved, self.defers = self.defers, 0
-        self.loop_entries.append(dict(self.moved))
-        self.loop_breaks.append([])
         self.scopes.append({})
         if before:
             before()
         self.check_block(body, new_scope=False)
-        if not never_falls_through(body):
-            self._check_next_iteration()
-        self._pop_scope()
-        self.loop_entries.pop()
-        for at_break in self.loop_breaks.pop():   # after the loop: moved on any way out
-            self.moved.update(at_break)
+        self.scopes.pop()
         self.loops -= 1
-        self.loop_nesting -= 1
         self.defers = saved
 
     def stmt_For(self, s: ast.For) -> None:
@@ -127,8 +84,6 @@ class StatementRules:
         if it is ERROR:
             self.loop_body(s.body, lambda: self.declare(s, s.var, ERROR, False))
             return
-        if isinstance(s.iter, ast.Call) and isinstance(it, PromiseT) and self.inst is not None:
-            self.inst.elide_safe.add(id(s.iter))   # the for statement owns and destroys it
         if handle_kind(it) == "retcon":   # built in (LANGUAGE.md §6)
             next_fn, value_fn = HandleCall("next", None), HandleCall("value", None)
             item_type = it.args[0] if it.args else ERROR
@@ -169,8 +124,6 @@ class StatementRules:
         item = ERROR
         if isinstance(t, PromiseT) and abi_of(t) == "retcon_once":
             item = t.args[0] if t.args else ERROR
-            if isinstance(s.expr, ast.Call) and self.inst is not None:
-                self.inst.elide_safe.add(id(s.expr))   # run to its end by the statement
         elif t is not ERROR:
             self.r.error(M.with_needs_once(t), s.expr.span)
         self.scopes.append({})
@@ -178,7 +131,7 @@ class StatementRules:
         if self.inst is not None and item is not ERROR:
             self.inst.withs[s] = LocalVar(f"{s.var}.with", t, True)
         self.check_block(s.body, new_scope=False)
-        self._pop_scope()
+        self.scopes.pop()
 
     def stmt_Break(self, s: ast.Break) -> None:
         self._jump(s, "break")
@@ -191,10 +144,6 @@ class StatementRules:
             self.r.error(M.jump_out_of_defer(kw), s.span)
         elif not self.loops:
             self.r.error(M.break_outside_loop(kw), s.span)
-        elif kw == "break":
-            self.loop_breaks[-1].append(dict(self.moved))
-        else:
-            self._check_next_iteration()
 
     def stmt_Return(self, s: ast.Return) -> None:
         if self.defers:
@@ -221,11 +170,7 @@ class StatementRules:
             return
         self.defers += 1
         saved, self.loops = self.loops, 0
-        self.defer_collect = set()
         self.check_stmt(s.stmt)
-        if self.defer_collect:
-            self.defer_uses.append((self.scopes[-1], self.defer_collect, s.span))
-        self.defer_collect = None
         self.loops = saved
         self.defers -= 1
 
@@ -271,10 +216,7 @@ class StatementRules:
         """`a.b[i].c = v` needs `a` to be a mutable place (or a pointer)."""
         match base:
             case ast.Name():
-                self.field_bases.add(id(base))   # only the field is used: `x.a = v` after `x.b` moved
-                ok = self.check_place(base, write) is not ERROR
-                self.field_bases.discard(id(base))
-                return ok
+                return self.check_place(base, write) is not ERROR
             case ast.Field(base=inner) | ast.Index(base=inner):
                 if isinstance(self.inst_types.get(inner), PtrT):
                     return True

@@ -170,7 +170,6 @@ class SuspensionRules:
             self.inst.async_awaits[e] = "call"
             return t
         if isinstance(t, PromiseT) and abi_of(t) == "async":
-            self.consume(e.operand, t)
             self.inst.async_awaits[e] = "join"
             return t.args[0] if t.args else ERROR
         self.r.error(M.async_await_operand(t), e.operand.span)
@@ -190,9 +189,6 @@ class SuspensionRules:
         if callee is None or callee.decl.kind != "async" or not isinstance(join, ast.PromiseDecl):
             self.r.error(M.spawn_operand(), e.operand.span)
             return ERROR
-        if (borrow := self._borrow_of(e.operand)) is not None:
-            self.r.error(M.borrowing_task(borrow.method, borrow.place), e.operand.span,
-                         hint=M.borrowing_task_hint(borrow.method))
         return PromiseT(join, (t,))
 
     def expr_Await(self, e: ast.Await, expected: Type | None) -> Type:
@@ -206,8 +202,6 @@ class SuspensionRules:
             return ERROR
         if operand is ERROR:
             return ERROR
-        if isinstance(e.operand, ast.Call) and isinstance(operand, PromiseT):
-            self.inst.elide_safe.add(id(e.operand))   # awaited to completion, then destroyed
         transform = self.p.promise_hook(coro.promise, "await_transform")
         awaiter = operand
         if transform is not None:
