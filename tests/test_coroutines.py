@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -347,3 +348,11 @@ def test_calls_that_could_inline_a_retcon_ramp_into_a_coroutine_stay_calls(pycor
     assert re.search(r'call i64 @"pc\.with_once"\(i64 %[^)]*\) noinline', body)
     assert re.search(r'call i64 @"pc\.via"\(i64 %[^)]*\) noinline', body)
     assert re.search(r'call i64 @"pc\.plain"\(i64 %[^)]*\)\n', body)
+
+
+def test_a_cast_handle_is_owned_once(pycoro):
+    """`count(2) as Generator<i64>` moves the temporary: it was destroyed at the
+    end of its statement, and `k as …` left `k` owning the frame too."""
+    program = Path(__file__).parent / "programs" / "cast_moves.pc"
+    proc = pycoro("run", "-O0", "--check-leaks", program)
+    assert (proc.returncode, proc.stdout) == (0, "true 0\ntrue 0 true 1\ntrue 0 false\n"), proc.stderr

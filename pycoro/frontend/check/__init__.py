@@ -4,9 +4,12 @@ mypy splits its checker:
 - program.py: declarations, struct layouts, globals, the instantiation queue;
 - promises.py: promise declarations and the coroutine each makes;
 - body.py: one function body's scopes and side tables, made of
-- statements.py, expressions.py, calls.py, suspension.py (`yield`,
-  `yield from`, `await`, `spawn`, `co_return`) and ownership.py (moves,
-  borrows, defers; the facts the code generator reads);
+- statements.py, expressions.py, calls.py and suspension.py (`yield`,
+  `yield from`, `await`, `spawn`, `co_return`): the type rules;
+- ownership.py: a pass of its own over each typed body (moves, borrows,
+  defers; the facts the code generator reads), as rustc's borrow checker
+  runs after its type check;
+- flow.py: what a statement's control flow certainly does;
 - common.py: operator classes and small shared records.
 
 `check_program` resolves every type, instantiates each generic function once

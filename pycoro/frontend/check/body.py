@@ -1,6 +1,7 @@
-"""The checker of one function body: its scopes and side tables, and the
-dispatch to the rules of statements, expressions, calls, suspension points
-and ownership (one module each), which it is made of."""
+"""The type checker of one function body: its scopes and side tables, and
+the dispatch to the rules of statements, expressions, calls and suspension
+points (one module each), which it is made of. Ownership is checked after
+it, by ownership.py's pass."""
 from __future__ import annotations
 
 

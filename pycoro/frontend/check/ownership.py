@@ -450,7 +450,11 @@ class OwnershipPass:
         if borrow is not None and not kept:
             self.r.error(M.borrowing_coroutine_moved(borrow.method, borrow.place), e.span,
                          hint=M.borrowing_coroutine_hint(borrow.method))
-        if isinstance(e, (ast.Name, ast.Field)):
+        if isinstance(e, ast.Cast):
+            # `g as Generator<i64>` (a handle casts only to its own type) is g
+            # itself: the operand moves, else two would own one frame
+            self._consume(e.expr, kept)
+        elif isinstance(e, (ast.Name, ast.Field)):
             place = self._local_path(e)
             if place is None:
                 # a field through a pointer, or anything of `self` (the caller's):
