@@ -7,7 +7,7 @@
 `pycoro.compile` / `pycoro.compile_file` are pycoro.embed's (LANGUAGE.md §9);
 `pycoro.gpu` launches kernels. Both load LLVM, so they are imported on first use.
 """
-from .diagnostics import CompileError, CompileWarning
+from .common.diagnostics import CompileError, CompileWarning
 
 __version__ = "0.1.0"
 __all__ = ["CompileError", "CompileWarning", "PanicError", "__version__", "compile", "compile_file"]

@@ -24,8 +24,8 @@ import weakref
 from pathlib import Path
 
 from .backend import jit, targets
-from .diagnostics import CompileWarning, render_all
-from .driver import Compilation, Options
+from .common.diagnostics import CompileWarning, render_all
+from .pipeline.driver import Compilation, Options
 from .frontend.exports import Export
 from .frontend.types import BOOL, VOID, FloatT, IntT, Type
 

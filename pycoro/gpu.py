@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from .backend import targets
-from .driver import Compilation, Options
-from .options import DEFAULT_GPU_ARCH
+from .pipeline.driver import Compilation, Options
+from .pipeline.options import DEFAULT_GPU_ARCH
 from .frontend.layout import StructLayouts
 from .frontend.program import BuiltinCall
 from .embed import C_TYPES, scalar_argument

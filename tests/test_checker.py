@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from pycoro.diagnostics import CompileError, Span
-from pycoro.driver import Compilation
+from pycoro.common.diagnostics import CompileError, Span
+from pycoro.pipeline.driver import Compilation
 
 
 def refused(source: str) -> list:

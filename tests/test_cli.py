@@ -8,9 +8,9 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from pycoro import cache
+from pycoro.common import cache
 from pycoro.cli.app import app
-from pycoro.driver import Compilation
+from pycoro.pipeline.driver import Compilation
 
 HELLO = 'fn main() { print("hi", 1.5); }\n'
 
@@ -126,8 +126,8 @@ def cache_dir(tmp_path, monkeypatch):
 
 
 def test_run_takes_a_program_compiled_before_from_the_cache(cache_dir, tmp_path, pycoro):
-    from pycoro import rerun
-    from pycoro.options import Options
+    from pycoro.pipeline import rerun
+    from pycoro.pipeline.options import Options
     (tmp_path / "helper.pc").write_text("fn base() -> i64 { return 1; }\n")
     prog = tmp_path / "main.pc"
     prog.write_text('import "helper.pc";\nfn main() -> i32 { print(base() + 10); return 3; }\n')
@@ -148,10 +148,10 @@ def test_run_takes_a_program_compiled_before_from_the_cache(cache_dir, tmp_path,
 # Runs a program from the cache in a process where importing the compiler fails.
 RUN_WITHOUT_COMPILER = """
 import sys
-for stage in ("pycoro.driver", "pycoro.frontend", "pycoro.middle.irgen", "lark", "llvmlite.binding", "typer"):
+for stage in ("pycoro.pipeline.driver", "pycoro.frontend", "pycoro.middle.irgen", "lark", "llvmlite.binding", "typer"):
     sys.modules[stage] = None
-from pycoro import rerun
-from pycoro.options import Options
+from pycoro.pipeline import rerun
+from pycoro.pipeline.options import Options
 status = rerun.run_cached(sys.argv[1], Options(), False)
 sys.exit(200 if status is None else status)
 """
@@ -202,8 +202,8 @@ def test_a_plain_run_skips_the_option_parser_and_a_cached_one_llvm_and_the_compi
         assert (proc.returncode, proc.stdout) == (status, stdout), proc.stderr
         assert message in proc.stderr
     compiling, cached = (_imported(proc.stderr) for proc in runs)
-    assert "pycoro.driver" in compiling and "typer" not in compiling
-    assert {"llvmlite.binding", "typer", "pycoro.driver", "pycoro.frontend", "lark"}.isdisjoint(cached)
+    assert "pycoro.pipeline.driver" in compiling and "typer" not in compiling
+    assert {"llvmlite.binding", "typer", "pycoro.pipeline.driver", "pycoro.frontend", "lark"}.isdisjoint(cached)
 
 
 def test_a_run_entry_whose_library_cannot_be_loaded_runs_its_object_code(cache_dir, hello, pycoro):
@@ -277,7 +277,7 @@ def test_the_cache_keeps_the_most_recently_used_programs(cache_dir, tmp_path, py
 
 def test_the_stdlibs_syntax_trees_come_from_the_cache(cache_dir, monkeypatch):
     from pycoro.frontend import parser
-    from pycoro.paths import stdlib_dir
+    from pycoro.common.paths import stdlib_dir
     text = (stdlib_dir() / "async.pc").read_text()
     first = parser.parse_cached(text, "<stdlib>/async.pc")
     assert list(cache_dir.glob("ast-*"))
@@ -376,9 +376,9 @@ def test_output_into_a_read_only_directory_is_an_error(hello, pycoro, tmp_path):
 @pytest.mark.parametrize("emit", ["obj", "exe"])
 def test_a_failed_write_is_the_users_error(hello, tmp_path, monkeypatch, emit):
     """A write that fails after the checks (a full disk, a race) is worded the same way."""
-    from pycoro import driver
+    from pycoro.pipeline import driver
     from pycoro.backend import link
-    from pycoro.diagnostics import CompileError
+    from pycoro.common.diagnostics import CompileError
 
     def full(module, machine, path):
         raise OSError(28, "No space left on device", path)
@@ -435,8 +435,8 @@ def test_artefacts_that_are_not_linked_may_leave_c_functions_undefined(pycoro, t
 def test_a_cached_run_whose_c_function_is_gone_is_compiled_again(cache_dir, hello):
     """A cached entry that MCJIT would have to run with a missing C function is
     not run: the driver compiles the program again, and reports it."""
-    from pycoro import rerun
-    from pycoro.options import Options
+    from pycoro.pipeline import rerun
+    from pycoro.pipeline.options import Options
     key = cache.object_key(rerun.KIND, hello.read_text(), hello.parent, Options())
     cache.store_object(rerun.KIND, key, b"object code", {"frame_counter": "x", "externs": ["no_such_c_fn"]}, [])
     assert cache.load_object(rerun.KIND, key) is not None

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pycoro.diagnostics import CompileError
-from pycoro.driver import Compilation
+from pycoro.common.diagnostics import CompileError
+from pycoro.pipeline.driver import Compilation
 from pycoro.frontend.check import ProgramChecker
 from pycoro.frontend.layout import StructLayouts
-from pycoro.options import Options
+from pycoro.pipeline.options import Options
 
 GPU_SQUARES = Path(__file__).parent.parent / "examples" / "gpu" / "squares.pc"
 EXPORTS = """\

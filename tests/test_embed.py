@@ -195,7 +195,7 @@ def cache_dir(tmp_path, monkeypatch):
 
 
 def _no_compiling(monkeypatch):
-    from pycoro import driver
+    from pycoro.pipeline import driver
 
     def refuse(*_):
         raise AssertionError("compiled although the cache has it")

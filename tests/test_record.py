@@ -1,4 +1,4 @@
-"""pycoro.record: the frontend's syntax tree, types and checked program are
+"""pycoro.common.record: the frontend's syntax tree, types and checked program are
 records; they must behave as the dataclasses they replaced did (the cache
 keys compilations by `repr(options)`, the checker compares types by value,
 the stdlib's syntax trees are pickled)."""
@@ -10,11 +10,11 @@ from dataclasses import field as dc_field
 
 import pytest
 
-from pycoro.diagnostics import Span
+from pycoro.common.diagnostics import Span
 from pycoro.frontend import ast
 from pycoro.frontend.types import I64, IntT, PtrT
-from pycoro.options import Options
-from pycoro.record import FrozenRecordError, field, fields, record, replace
+from pycoro.pipeline.options import Options
+from pycoro.common.record import FrozenRecordError, field, fields, record, replace
 
 
 @record(frozen=True)
@@ -89,7 +89,7 @@ def test_repr_is_dataclass_repr():
 
     Mirror.__qualname__ = Reference.__qualname__ = "Settings"
     assert repr(Mirror(3, [1])) == repr(Reference(3, [1])) == "Settings(opt_level=3, items=[1])"
-    assert repr(Options()).startswith("Options(opt_level=2, ")   # pycoro.options: the cache keys by it
+    assert repr(Options()).startswith("Options(opt_level=2, ")   # pycoro.pipeline.options: the cache keys by it
 
 
 def test_replace_and_match():

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import pycoro
-from pycoro.diagnostics import render_all
-from pycoro.driver import Compilation
-from pycoro.options import Options
+from pycoro.common.diagnostics import render_all
+from pycoro.pipeline.driver import Compilation
+from pycoro.pipeline.options import Options
 
 
 def _warnings(source: str) -> list[str]:

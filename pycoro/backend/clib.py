@@ -22,7 +22,7 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
-from ..diagnostics import CompileError, Diagnostic
+from ..common.diagnostics import CompileError, Diagnostic
 from ..frontend.exports import GENERATOR_STEPS, Export
 from ..frontend.types import Type
 

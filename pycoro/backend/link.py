@@ -11,7 +11,7 @@ import tempfile
 
 import llvmlite.binding as llvm
 
-from ..diagnostics import CompileError, Diagnostic
+from ..common.diagnostics import CompileError, Diagnostic
 
 
 def write_object(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:

@@ -15,8 +15,8 @@ import sys
 import threading
 from pathlib import Path
 
-from ..diagnostics import CompileError, LeakError, print_diagnostics
-from ..record import record
+from ..common.diagnostics import CompileError, LeakError, print_diagnostics
+from ..common.record import record
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 70
@@ -111,8 +111,8 @@ def guarded(action) -> int:
 def options_for(opt: int = 2, target: str = "native", arch: str | None = None, allow_device_heap: bool = False,
                 trampoline: bool = False, real_time: bool = False):
     """The compilation options of a command (`pycoro run`'s cache entries are keyed by them)."""
-    from ..diagnostics import Diagnostic
-    from ..options import DEFAULT_GPU_ARCH, Options
+    from ..common.diagnostics import Diagnostic
+    from ..pipeline.options import DEFAULT_GPU_ARCH, Options
     if arch is not None:
         from ..backend.targets import nvptx_arches   # LLVM: only when asked about GPUs
         if arch not in nvptx_arches():
@@ -123,8 +123,8 @@ def options_for(opt: int = 2, target: str = "native", arch: str | None = None, a
 
 
 def compilation(file: str, options):
-    from ..diagnostics import print_warnings
-    from ..driver import Compilation   # the whole compiler: imported only when needed
+    from ..common.diagnostics import print_warnings
+    from ..pipeline.driver import Compilation   # the whole compiler: imported only when needed
     return Compilation.from_file(file, options, warn=print_warnings)
 
 
@@ -166,7 +166,7 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     def work(made: list):
-        from ..rerun import run_cached
+        from ..pipeline.rerun import run_cached
         options = options_for(opt, trampoline=trampoline, real_time=real_time)
         status = run_cached(file, options, check_leaks)
         if status is None:
@@ -188,7 +188,7 @@ def build_program(file: str, output: str | None = None, target: str = "native", 
         out = f"lib{out}"   # gen.pc → libgen.so (and gen.h)
 
     def work(made: list):
-        from ..diagnostics import Diagnostic
+        from ..common.diagnostics import Diagnostic
         if emit == "ptx" and target != "nvptx":
             raise CompileError([Diagnostic("--emit ptx without --target nvptx: PTX is for GPUs", None)])
         if target != "nvptx" and (arch or allow_device_heap):

@@ -80,9 +80,9 @@ def _child(req) -> None:
 
 
 def serve() -> None:
-    import pycoro.driver
+    import pycoro.pipeline.driver
     import pycoro.cli.main
-    import pycoro.rerun  # noqa: F401
+    import pycoro.pipeline.rerun   # noqa: F401
     for line in sys.stdin:
         req = json.loads(line)
         pid = os.fork()

@@ -6,9 +6,9 @@ tables (types, resolved names) by node, per generic instantiation.
 """
 from __future__ import annotations
 
-from ..diagnostics import Span
-from ..record import fields as fields   # re-exported for the walkers over nodes
-from ..record import record
+from ..common.diagnostics import Span
+from ..common.record import fields as fields   # re-exported for the walkers over nodes
+from ..common.record import record
 
 node = record(frozen=True, eq=False)
 

@@ -37,8 +37,8 @@ from .program import (
 from . import ast
 from .layout import StructLayouts
 from .types import BOOL, PRIMITIVES, VOID, ArrayT, PromiseT, PtrT, StructT, Type, is_scalar
-from ..paths import in_stdlib
-from ..record import record
+from ..common.paths import in_stdlib
+from ..common.record import record
 
 GENERATOR_STEPS = ("next", "value", "fill", "destroy")   # the wrappers a generator has besides create
 

@@ -18,8 +18,8 @@ from lark.parsers import lalr_analysis
 
 from . import ast
 from .lexer import RootFirstLexer
-from .. import cache
-from ..diagnostics import CompileError, Diagnostic, Span
+from ..common import cache
+from ..common.diagnostics import CompileError, Diagnostic, Span
 
 KEYWORDS = frozenset(
     "fn async kernel extern struct promise impl let var if else while for in loop break "

@@ -8,7 +8,7 @@ calls.
 """
 from __future__ import annotations
 
-from ..record import field, record
+from ..common.record import field, record
 from . import ast
 from .layout import StructLayouts
 from .types import Type

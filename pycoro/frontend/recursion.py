@@ -23,7 +23,7 @@ is certainly wrong is reported, as rustc does:
 """
 from __future__ import annotations
 
-from ..diagnostics import Diagnostic, Span
+from ..common.diagnostics import Diagnostic, Span
 from . import ast
 from .program import BuiltinCall, CheckedProgram, DirectCall, FnInstance
 

@@ -13,9 +13,9 @@ from . import ast
 from .gpu import GPU_BUILTINS
 from . import messages as M
 from .parser import parse, parse_cached
-from ..diagnostics import CompileError, Diagnostic, Reporter, Sources, Span, decode_source
-from ..paths import in_stdlib, stdlib_dir, stdlib_display
-from ..record import field, record
+from ..common.diagnostics import CompileError, Diagnostic, Reporter, Sources, Span, decode_source
+from ..common.paths import in_stdlib, stdlib_dir, stdlib_display
+from ..common.record import field, record
 
 BUILTIN_FUNCTIONS = ("print", "assert", "panic", "noop_handle", *GPU_BUILTINS)
 

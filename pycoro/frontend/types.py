@@ -5,7 +5,7 @@ import functools
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..record import fields, record
+from ..common.record import fields, record
 
 if TYPE_CHECKING:
     from . import ast

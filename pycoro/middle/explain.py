@@ -16,8 +16,8 @@ import re
 import llvmlite.binding as llvm
 
 from ..frontend.program import FnInstance
-from ..paths import in_stdlib
-from ..record import field, record
+from ..common.paths import in_stdlib
+from ..common.record import field, record
 from .coro.retcon import buffer_bytes
 from .runtime import symbol as rt_symbol
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 from ..frontend import ast
 from ..frontend.program import DirectCall, FnInstance, LocalVar
 from ..frontend.types import PromiseT, PtrT, Type, is_scalar
-from ..paths import stdlib_display
+from ..common.paths import stdlib_display
 
 _PRELUDE = stdlib_display("prelude")
 

@@ -2,7 +2,7 @@
 a method found for a receiver."""
 from __future__ import annotations
 
-from ...record import record
+from ...common.record import record
 from .. import ast
 from ..types import Type
 

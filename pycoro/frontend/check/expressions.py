@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from ...diagnostics import Span
+from ...common.diagnostics import Span
 from .. import ast, intrinsics
 from .. import messages as M
 from ..resolve import BUILTIN_FUNCTIONS

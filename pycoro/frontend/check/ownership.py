@@ -13,8 +13,8 @@ of places moved out of on some path to the current point.
 """
 from __future__ import annotations
 
-from ...diagnostics import Reporter, Span
-from ...record import record
+from ...common.diagnostics import Reporter, Span
+from ...common.record import record
 from .. import ast
 from .. import messages as M
 from ..layout import StructLayouts

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import collections
 
-from ...diagnostics import Reporter, Span
+from ...common.diagnostics import Reporter, Span
 from .. import ast, intrinsics
 from .. import messages as M
 from ..gpu import GPU_TARGETS, coroutine_recursion

@@ -4,7 +4,7 @@
 """
 from __future__ import annotations
 
-from ...diagnostics import Span
+from ...common.diagnostics import Span
 from .. import ast
 from .. import messages as M
 from ..program import CoroutineInfo, FnInstance

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 
-from ...diagnostics import Span
+from ...common.diagnostics import Span
 from .. import ast, intrinsics
 from .. import messages as M
 from ..program import AwaitInfo, CoroutineInfo, DirectCall, FnInstance

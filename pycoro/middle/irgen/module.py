@@ -11,7 +11,7 @@ from ...frontend import ast
 from ...frontend.layout import is_aggregate
 from ...frontend.program import CheckedProgram, FnInstance, GlobalVar
 from ...frontend.types import BOOL, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT, PromiseT, PtrT, StructT, Type
-from ...paths import in_stdlib
+from ...common.paths import in_stdlib
 from .. import gpu, guards, intrinsics
 from ..coro.abis import ABIs
 from ..llvmcompat import EMPTY, I1, I32, PTR, global_string

@@ -31,10 +31,10 @@ except ImportError:  # pragma: no cover - another Python
 
 import llvmlite
 
-from . import __version__
+from .. import __version__
 from .paths import stdlib_dir
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent   # the pycoro package: every source the compiler is made of
 
 
 def cache_dir() -> Path:
@@ -130,7 +130,7 @@ def host_id() -> str:
     identity = [line for line in first_cpu.splitlines() if line.partition(":")[0].strip() in _CPU_IDENTITY]
     chosen = os.environ.get("PYCORO_TARGET_CPU", "")   # backend/targets.py TARGET_CPU
     if not identity:
-        from .backend.targets import host_description   # LLVM
+        from ..backend.targets import host_description   # LLVM
         return host_description() + chosen
     return "\n".join([sys.platform, os.uname().machine, *identity, chosen])
 

@@ -18,7 +18,7 @@ def in_stdlib(file: str) -> bool:
 
 def stdlib_dir() -> Path:
     """The stdlib: installed as pycoro/stdlib, or the checkout's top-level stdlib/."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent   # the pycoro package
     for candidate in (here / "stdlib", here.parent / "stdlib"):
         if (candidate / "prelude.pc").is_file():
             return candidate

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import cache
-from .backend import inprocess, symbols
-from .diagnostics import LeakError, print_warnings
+from ..common import cache
+from ..backend import inprocess, symbols
+from ..common.diagnostics import LeakError, print_warnings
 from .options import Options
 
 KIND = "run"   # the driver's Compilation.run stores its entries under this kind
@@ -47,7 +47,7 @@ def _warnings(meta: dict) -> None:
 def run_object(code: bytes, meta: dict, options: Options, check_leaks: bool) -> int:
     """Run object code compiled for this process (`meta`: its entry's, as
     Compilation.run stores it) with MCJIT."""
-    from .backend import jit   # LLVM
+    from ..backend import jit   # LLVM
     loaded = jit.Loaded.from_object(code, options.machine(jit=True))
     return _status(*jit.run_main(loaded, meta["frame_counter"]), check_leaks)
 

@@ -23,23 +23,23 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 
-from . import cache, rerun
-from .backend import clib, jit, link, symbols, targets
-from .diagnostics import (CompileError, Diagnostic, LeakError, Reporter, Sources, Span, decode_source,
-                          render_all)
-from .frontend import ast, exports, recursion
-from .frontend.check import ProgramChecker, check_program
-from .frontend.parser import parse
-from .frontend.gpu import GPU_TARGETS
-from .frontend.program import CheckedProgram, DirectCall, FnInstance
-from .frontend.resolve import load, span_of
-from .paths import in_stdlib, stdlib_dir, stdlib_display
-from .record import replace
-from .middle import gpu, intrinsics
-from .middle.irgen import ModuleGen
-from .middle.coro import resume_cc
-from .middle.passes import inline_ramps, licm_promotion_safe, run_gpu_pipeline, run_pipeline
-from .middle.runtime import LIVE_FRAMES
+from ..common import cache
+from . import rerun
+from ..backend import clib, jit, link, symbols, targets
+from ..common.diagnostics import CompileError, Diagnostic, LeakError, Reporter, Sources, Span, decode_source, render_all
+from ..frontend import ast, exports, recursion
+from ..frontend.check import ProgramChecker, check_program
+from ..frontend.parser import parse
+from ..frontend.gpu import GPU_TARGETS
+from ..frontend.program import CheckedProgram, DirectCall, FnInstance
+from ..frontend.resolve import load, span_of
+from ..common.paths import in_stdlib, stdlib_dir, stdlib_display
+from ..common.record import replace
+from ..middle import gpu, intrinsics
+from ..middle.irgen import ModuleGen
+from ..middle.coro import resume_cc
+from ..middle.passes import inline_ramps, licm_promotion_safe, run_gpu_pipeline, run_pipeline
+from ..middle.runtime import LIVE_FRAMES
 from .options import Options
 
 __all__ = ["Compilation", "InternalError", "LeakError", "Options"]
@@ -263,7 +263,7 @@ class Compilation:
 
     def explain(self) -> tuple[list, list]:
         """Frames and elision, read back from LLVM's output (middle/explain.py)."""
-        from .middle import explain
+        from ..middle import explain
         program = self.check()
         trampoline = self.trampoline
         with self.stage("lower"):

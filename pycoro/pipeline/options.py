@@ -2,7 +2,7 @@
 keys its lookup by these without importing the compiler or LLVM."""
 from __future__ import annotations
 
-from .record import record
+from ..common.record import record
 
 DEFAULT_GPU_ARCH = "sm_80"
 
@@ -21,5 +21,5 @@ class Options:
 
     def machine(self, jit: bool = False):
         """The LLVM target machine these options compile for (`jit`: for this process)."""
-        from .backend import targets   # LLVM: imported only to compile
+        from ..backend import targets   # LLVM: imported only to compile
         return targets.machine_for(self.target, self.arch, self.opt_level, jit)
