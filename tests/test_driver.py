@@ -109,3 +109,27 @@ def test_the_exports_are_made_once_per_compilation(tmp_path):
     found, code, _ = c.export_object(use_cache=False)
     assert [e.name for e in found] == ["norm1", "evens"] and code
     assert stage_counts(c)["check wrappers"] == 1
+
+
+def test_nothing_of_a_compilation_survives_it():
+    """The memos of pure functions of syntax and types are keyed weakly: once a
+    compilation is gone, none of its nodes or types is kept (lru_caches kept
+    up to 65,536 of them, and every syntax tree they held)."""
+    import gc
+    import weakref
+
+    from pycoro.frontend.check.expressions import is_literalish
+    from pycoro.frontend.check.suspension import is_coroutine
+    from pycoro.frontend.types import PRIMITIVES, has_vars, size
+    from pycoro.middle.coro.async_ import syntax_size
+    memos = (is_coroutine, is_literalish, size, has_vars, syntax_size)
+    before = {id(key) for f in memos for key in f.memo.keys()}
+    examples = Path(__file__).parent.parent / "examples"
+    compilation = Compilation((examples / "async.pc").read_text(), "async.pc", examples)
+    compilation.lower()
+    added = [weakref.ref(key) for f in memos for key in f.memo.keys() if id(key) not in before]
+    assert len(added) > 100
+    del compilation
+    gc.collect()
+    alive = [str(ref()) for ref in added if ref() is not None and ref() not in PRIMITIVES.values()]
+    assert not alive, alive

@@ -1,10 +1,10 @@
 """Semantic types. Frozen and compared by value: `IntT(64, True) == I64`."""
 from __future__ import annotations
 
-import functools
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from ..common.memo import while_alive
 from ..common.record import fields, record
 
 if TYPE_CHECKING:
@@ -172,7 +172,7 @@ def _substitute(t: Type, subst: dict[str, Type]) -> Type:
     return t
 
 
-@functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
+@while_alive
 def size(t: Type) -> int:
     """Nodes in `t` written out as a tree (`Duo<T, T>` counts T twice)."""
     match t:
@@ -183,7 +183,7 @@ def size(t: Type) -> int:
     return 1
 
 
-@functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
+@while_alive
 def has_vars(t: Type) -> bool:
     match t:
         case TypeVar():

@@ -3,9 +3,9 @@ literals and their context types, names, operators, casts, indexing,
 fields, struct and array literals."""
 from __future__ import annotations
 
-import functools
 
 from ...common.diagnostics import Span
+from ...common.memo import while_alive
 from .. import ast, intrinsics
 from .. import messages as M
 from ..resolve import BUILTIN_FUNCTIONS
@@ -28,7 +28,7 @@ def is_constant(e: ast.Expr) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
+@while_alive
 def is_literalish(e: ast.Expr) -> bool:
     """An expression whose type comes from its context (an unsuffixed literal)."""
     match e:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 
 from ...common.diagnostics import Span
+from ...common.memo import while_alive
 from .. import ast, intrinsics
 from .. import messages as M
 from ..program import AwaitInfo, CoroutineInfo, DirectCall, FnInstance
@@ -14,7 +14,7 @@ from ..types import BOOL, ERROR, HANDLE, VOID, PromiseT, PtrT, Type, abi_of
 _COROUTINE_NODES = (ast.Yield, ast.YieldFrom, ast.CoReturn, ast.Await)
 
 
-@functools.lru_cache(maxsize=65536)  # bounded: one process may compile many programs
+@while_alive
 def is_coroutine(decl: ast.FnDecl) -> bool:
     """A function whose body has `yield`, `yield from`, `co_return` or (outside an
     `async fn`) `await` (LANGUAGE.md §5)."""

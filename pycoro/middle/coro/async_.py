@@ -42,6 +42,7 @@ import functools
 
 from llvmlite import ir
 
+from ...common.memo import while_alive
 from ...frontend import ast
 from ...frontend.program import DirectCall, FnInstance
 from ...frontend.types import VOID, PromiseT, Type
@@ -445,7 +446,7 @@ def stack_slack(mg, b: ir.IRBuilder, inst: FnInstance) -> ir.Value:
     return slack
 
 
-@functools.lru_cache(maxsize=65536)   # bounded: one process may compile many programs
+@while_alive
 def syntax_size(body: ast.Block) -> int:
     def size(node) -> int:
         if isinstance(node, tuple):
