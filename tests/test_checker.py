@@ -139,3 +139,16 @@ def test_a_name_the_stdlib_defines_gets_a_hint_to_choose_another():
     (first, *_) = refused("struct Maybe { x: i64 }\nfn main() {}\n")
     assert first.message == "`Maybe` is defined more than once"
     assert first.hint == "`Maybe` comes from <stdlib>/prelude.pc, which shares one namespace with the program: choose another name"
+
+
+@pytest.mark.parametrize("body,hint", [
+    ("var a = [1, 2]; let s: [i64] = a;", "a slice views an array place: write `a[..]`"),
+    ("var a = [1, 2]; let p = &a[0]; let s = p[0..1];",
+     "a pointer has no length: `slice(p, n)` makes a slice of `n` elements at `p`"),
+    ("fn make() -> [i64; 2] { return [1, 2]; }\nfn g() { let s = make()[..]; }",
+     "bind the array to a variable first (`var a = …;`), then slice `a[..]`"),
+])
+def test_slice_mistakes_get_a_hint(body, hint):
+    source = body if body.startswith("fn") else f"fn main() {{ {body} }}\n"
+    diagnostics = refused(source + ("\nfn main() {}\n" if body.startswith("fn") else ""))
+    assert [d.hint for d in diagnostics] == [hint]

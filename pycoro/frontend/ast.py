@@ -38,6 +38,11 @@ class ArrayType(TypeExpr):
 
 
 @node
+class SliceType(TypeExpr):
+    elem: TypeExpr
+
+
+@node
 class FnType(TypeExpr):
     params: tuple[TypeExpr, ...]
     ret: TypeExpr | None
@@ -132,6 +137,15 @@ class Call(Expr):
 class Index(Expr):
     base: Expr
     index: Expr
+
+
+@node
+class Slice(Expr):
+    """`base[lo..hi]`, `base[lo..]`, `base[..hi]`, `base[..]` (`..=`: hi included)."""
+    base: Expr
+    lo: Expr | None
+    hi: Expr | None
+    inclusive: bool
 
 
 @node

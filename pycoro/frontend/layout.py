@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .types import BOOL, VOID, ArrayT, FloatT, IntT, PromiseT, StructT, Type
+from .types import BOOL, VOID, ArrayT, FloatT, IntT, PromiseT, SliceT, StructT, Type
 
 POINTER_SIZE = 8
 
@@ -64,6 +64,8 @@ class StructLayouts:
             case ArrayT(elem=elem, size=n):
                 size, align = self.size_align(elem)
                 return size * n, align
+            case SliceT():
+                return 2 * POINTER_SIZE, POINTER_SIZE   # the pointer and the i64 length
             case StructT():
                 offset, align = 0, 1
                 for _, ft in self.fields(t):

@@ -74,6 +74,17 @@ def no_method(t: object, name: str) -> str: return f"type {q(t)} has no method {
 def ptr_field_hint(name: str) -> str: return f"index the pointer first: `p[0].{name}`"
 def not_indexable(t: object) -> str: return f"type {q(t)} cannot be indexed"
 def index_not_int(t: object) -> str: return f"array index must be an integer, found {q(t)}"
+def not_sliceable(t: object) -> str: return f"type {q(t)} cannot be sliced"
+def slice_ptr_hint() -> str: return "a pointer has no length: `slice(p, n)` makes a slice of `n` elements at `p`"
+def slice_temporary() -> str: return "cannot slice a temporary array: it would be gone at the end of the statement"
+def slice_temporary_hint() -> str: return "bind the array to a variable first (`var a = …;`), then slice `a[..]`"
+def slice_of_owning(t: object) -> str:
+    return f"a slice cannot view {q(t)}: that type owns coroutines, and a slice only borrows (index the array itself)"
+def slice_it_hint(e: object) -> str:
+    name = e.name if type(e).__name__ == "Name" else "array"
+    return f"a slice views an array place: write `{name}[..]`"
+def slice_bound(t: object) -> str: return f"slice bounds must be integers, found {q(t)}"
+def slice_needs_ptr(t: object) -> str: return f"`slice(p, n)` takes a pointer and a length, found {q(t)}"
 def not_a_struct(name: str) -> str: return f"{q(name)} is not a struct"
 def missing_fields(names: list[str]) -> str: return "missing field" + "s" * (len(names) > 1) + " " + ", ".join(map(q, names))
 def duplicate_field(name: str) -> str: return f"field {q(name)} is given more than once"

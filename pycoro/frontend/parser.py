@@ -329,6 +329,10 @@ class _ToAst(Transformer):
     def array_type(self, meta, elem, size):
         return ast.ArrayType(self._span(meta), elem, _int_value(size, self._span(meta))[0])
 
+    @v_args(meta=True, inline=True)
+    def slice_type(self, meta, elem):
+        return ast.SliceType(self._span(meta), elem)
+
     @v_args(meta=True)
     def fn_type(self, meta, children):
         *params, ret = children
@@ -438,6 +442,10 @@ class _ToAst(Transformer):
     @v_args(meta=True, inline=True)
     def index(self, meta, base, idx):
         return ast.Index(self._span(meta), base, idx)
+
+    @v_args(meta=True, inline=True)
+    def slice(self, meta, base, lo, op, hi):
+        return ast.Slice(self._span(meta), base, lo, hi, op == "..=")
 
     @v_args(meta=True, inline=True)
     def field(self, meta, base, name):

@@ -132,7 +132,14 @@ class HandleCall:
     owning: bool = False             # resuming a finished coroutine through an owning handle panics
 
 
-CallTarget = DirectCall | IndirectCall | BuiltinCall | HandleCall
+@record(frozen=True)
+class SliceCall:
+    """`s.len()` on a slice."""
+    name: str
+    receiver: ast.Expr
+
+
+CallTarget = DirectCall | IndirectCall | BuiltinCall | HandleCall | SliceCall
 
 
 @record(frozen=True)

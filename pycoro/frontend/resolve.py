@@ -17,7 +17,7 @@ from ..common.diagnostics import CompileError, Diagnostic, Reporter, Sources, Sp
 from ..common.paths import in_stdlib, stdlib_dir, stdlib_display
 from ..common.record import field, record
 
-BUILTIN_FUNCTIONS = ("print", "assert", "panic", "noop_handle", *GPU_BUILTINS)
+BUILTIN_FUNCTIONS = ("print", "assert", "panic", "noop_handle", "slice", *GPU_BUILTINS)
 
 
 def load(display: str, text: str, base_dir: Path, prelude: bool = True,

@@ -78,6 +78,16 @@ class ArrayT(Type):
 
 
 @record(frozen=True)
+class SliceT(Type):
+    """`[T]`: a borrowed view of consecutive Ts, a pointer and a length (LANGUAGE.md §2.1)."""
+    __hash__ = Type.__hash__
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"[{self.elem}]"
+
+
+@record(frozen=True)
 class PtrT(Type):
     __hash__ = Type.__hash__
     elem: Type
@@ -163,6 +173,8 @@ def _substitute(t: Type, subst: dict[str, Type]) -> Type:
             return ArrayT(substitute(elem, subst), n)
         case PtrT(elem):
             return PtrT(substitute(elem, subst))
+        case SliceT(elem):
+            return SliceT(substitute(elem, subst))
         case FnT(params, ret):
             return FnT(tuple(substitute(p, subst) for p in params), substitute(ret, subst))
         case StructT(decl, args):
@@ -176,7 +188,7 @@ def _substitute(t: Type, subst: dict[str, Type]) -> Type:
 def size(t: Type) -> int:
     """Nodes in `t` written out as a tree (`Duo<T, T>` counts T twice)."""
     match t:
-        case ArrayT(elem=elem) | PtrT(elem=elem):
+        case ArrayT(elem=elem) | PtrT(elem=elem) | SliceT(elem=elem):
             return 1 + size(elem)
         case StructT(args=args) | PromiseT(args=args) | FnT(params=args):
             return 1 + sum(map(size, args))
@@ -188,7 +200,7 @@ def has_vars(t: Type) -> bool:
     match t:
         case TypeVar():
             return True
-        case ArrayT(elem, _) | PtrT(elem):
+        case ArrayT(elem, _) | PtrT(elem) | SliceT(elem):
             return has_vars(elem)
         case FnT(params, ret):
             return any(map(has_vars, params)) or has_vars(ret)
@@ -207,7 +219,7 @@ def unify(pattern: Type, actual: Type, subst: dict[str, Type]) -> bool:
             return True
         case ArrayT(pe, pn), ArrayT(ae, an):
             return pn == an and unify(pe, ae, subst)
-        case PtrT(pe), PtrT(ae):
+        case (PtrT(pe), PtrT(ae)) | (SliceT(pe), SliceT(ae)):
             return unify(pe, ae, subst)
         case FnT(pp, pr), FnT(ap, ar):
             return (len(pp) == len(ap) and all(unify(p, a, subst) for p, a in zip(pp, ap))

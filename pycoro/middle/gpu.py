@@ -106,6 +106,12 @@ def runtime_module(context: ir.Context | None = None) -> ir.Module:
            [length, index, file, line, col])
     b.call(trap, [])
     b.unreachable()
+    fn, b = define("panic_slice")
+    lo, hi, length, file, line, col = fn.args
+    printf(b, "panic: slice %lld..%lld out of range for slice of length %lld at %s:%d:%d\n",
+           [lo, hi, length, file, line, col])
+    b.call(trap, [])
+    b.unreachable()
     fn, b = define("coro_alloc")
     b.ret(b.call(malloc, [fn.args[0]]))
     fn, b = define("coro_free")

@@ -12,6 +12,7 @@ from llvmlite import ir
 PTR = ir.PointerType()
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 EMPTY = ir.LiteralStructType([])   # the in-memory form of `void`: zero bytes
+SLICE = ir.LiteralStructType([PTR, ir.IntType(64)])   # `[T]`: where the elements start, how many
 
 
 def alloca(builder: ir.IRBuilder, ty: ir.Type, name: str = "") -> ir.Instruction:

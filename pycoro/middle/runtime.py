@@ -25,6 +25,8 @@ RUNTIME: dict[str, ir.FunctionType] = {
     "panic": ir.FunctionType(_VOID, [PTR, PTR, I32, I32]),
     # index, length, file, line, column
     "panic_bounds": ir.FunctionType(_VOID, [I64, I64, PTR, I32, I32]),
+    # lo, hi, length, file, line, column
+    "panic_slice": ir.FunctionType(_VOID, [I64, I64, I64, PTR, I32, I32]),
     "flush": ir.FunctionType(_VOID, []),
     "init": ir.FunctionType(_VOID, []),
     # coroutine frames: every allocation and free is counted (`pycoro run --check-leaks`)
@@ -40,7 +42,7 @@ RUNTIME: dict[str, ir.FunctionType] = {
     "sleep_ms": ir.FunctionType(_VOID, [I64]),
 }
 
-NORETURN = {"panic", "panic_bounds"}
+NORETURN = {"panic", "panic_bounds", "panic_slice"}
 
 
 # Called by `pycoro run --check-leaks` after `main`: the number of live frames.

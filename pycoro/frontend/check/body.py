@@ -9,7 +9,7 @@ from .. import ast
 from .. import messages as M
 from ..program import DirectCall, FnInstance, LocalVar
 from ..resolve import span_of
-from ..types import BOOL, ERROR, HANDLE, NULL, VOID, PromiseT, PtrT, Type
+from ..types import BOOL, ERROR, HANDLE, NULL, VOID, ArrayT, PromiseT, PtrT, SliceT, Type
 from .calls import CallRules
 from .expressions import ExpressionRules
 from .flow import always_returns
@@ -110,7 +110,8 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
             self._set(e, t)
             return t
         if got != t:
-            self.r.error(M.mismatch(t, got), e.span)
+            slices = isinstance(t, SliceT) and isinstance(got, ArrayT) and got.elem == t.elem
+            self.r.error(M.mismatch(t, got), e.span, hint=M.slice_it_hint(e) if slices else None)
         return t
 
     def check_expr(self, e: ast.Expr, expected: Type | None) -> Type:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from .. import ast, intrinsics
 from .. import messages as M
 from ..gpu import GPU_BUILTINS
-from ..program import BuiltinCall, DirectCall, HandleCall, IndirectCall
+from ..program import BuiltinCall, DirectCall, HandleCall, IndirectCall, SliceCall
 from ..resolve import BUILTIN_FUNCTIONS
-from ..types import (BOOL, ERROR, HANDLE, PRIMITIVES, STR, VOID, FnT, PromiseT, PtrT, StructT, Type, TypeVar, abi_of,
+from ..types import (BOOL, ERROR, HANDLE, I64, PRIMITIVES, STR, VOID, FnT, PromiseT, PtrT, SliceT, StructT, Type, TypeVar,
+                     abi_of,
                      has_vars, is_scalar, substitute, unify)
 from .expressions import is_literalish
 from .ownership import receiver_root
@@ -189,6 +190,12 @@ class CallRules:
         if handle_kind(recv) == "retcon" and callee.name in _RETCON_OPS:
             result = recv.args[0] if callee.name == "value" and recv.args else _RETCON_OPS[callee.name]
             return self.handle_call(e, callee, recv, result)
+        if isinstance(recv, SliceT) and callee.name == "len":
+            if e.args:
+                self.r.error(M.arity("len", 0, len(e.args)), e.span)
+                self._args_unchecked(e)
+            self._call(e, SliceCall("len", callee.base))
+            return I64
         if isinstance(recv, StructT):
             for name, t in self.p.struct_fields(recv):
                 if name == callee.name:
@@ -240,6 +247,24 @@ class CallRules:
         self._call(e, HandleCall(callee.name, callee.base, max(align, 1), isinstance(recv, PromiseT)))
         return result
 
+    def _slice_of_pointer(self, e: ast.Call) -> Type:
+        """`slice(p, n)`: the `n` elements at `p: ptr<T>`, as a `[T]` (unchecked, as `p` is)."""
+        if len(e.args) != 2:
+            self.r.error(M.arity("slice", 2, len(e.args)), e.span)
+            self._args_unchecked(e)
+            return ERROR
+        self._call(e, BuiltinCall("slice"))
+        pointer = self.check_expr(e.args[0], None)
+        length = self.check_expr(e.args[1], I64 if is_literalish(e.args[1]) else None)
+        if length is not ERROR and not length.is_int:
+            self.r.error(M.slice_bound(length), e.args[1].span)
+        if pointer is ERROR:
+            return ERROR
+        if not isinstance(pointer, PtrT):
+            self.r.error(M.slice_needs_ptr(pointer), e.args[0].span)
+            return ERROR
+        return self.p.slice_type(pointer.elem, e.span)
+
     def _method_hint(self, recv: Type, name: str) -> str | None:
         import difflib
         close = difflib.get_close_matches(name, self.p.method_names(recv), n=1)
@@ -256,6 +281,8 @@ class CallRules:
                 return ERROR
             self._call(e, BuiltinCall(name))
             return GPU_BUILTINS[name]
+        if name == "slice":
+            return self._slice_of_pointer(e)
         if name == "noop_handle":
             if e.args:
                 self.r.error(M.arity("noop_handle", 0, len(e.args)), e.span)

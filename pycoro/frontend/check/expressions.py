@@ -9,7 +9,7 @@ from ...common.memo import while_alive
 from .. import ast, intrinsics
 from .. import messages as M
 from ..resolve import BUILTIN_FUNCTIONS
-from ..types import (BOOL, ERROR, F64, HANDLE, I64, NULL, PRIMITIVES, STR, U64, ArrayT, FloatT, FnT, IntT, PtrT,
+from ..types import (BOOL, ERROR, F64, HANDLE, I64, NULL, PRIMITIVES, STR, U64, ArrayT, FloatT, FnT, IntT, PtrT, SliceT,
                      StructT, Type, TypeVar, has_vars, is_scalar, substitute, unify)
 from .common import ARITH, BITWISE, EQUALITY, LOGICAL, ORDERING, SHIFTS
 from .suspension import is_coroutine
@@ -231,10 +231,41 @@ class ExpressionRules:
             self.r.error(M.index_not_int(it), e.index.span)
         if base is ERROR:
             return ERROR
-        if isinstance(base, (ArrayT, PtrT)):
+        if isinstance(base, (ArrayT, PtrT, SliceT)):
             return base.elem
         self.r.error(M.not_indexable(base), e.base.span)
         return ERROR
+
+    def expr_Slice(self, e: ast.Slice, expected: Type | None) -> Type:
+        """`base[lo..hi]` of an array place or a slice (LANGUAGE.md §2.1)."""
+        base = self.check_expr(e.base, None)
+        for bound in (e.lo, e.hi):
+            if bound is not None:
+                t = self.check_expr(bound, I64 if is_literalish(bound) else None)
+                if t is not ERROR and not t.is_int:
+                    self.r.error(M.slice_bound(t), bound.span)
+        if base is ERROR:
+            return ERROR
+        if isinstance(base, ArrayT):
+            if not self._is_place(e.base):
+                self.r.error(M.slice_temporary(), e.base.span, hint=M.slice_temporary_hint())
+                return ERROR
+            return self.p.slice_type(base.elem, e.span)
+        if isinstance(base, SliceT):
+            return base
+        self.r.error(M.not_sliceable(base), e.base.span,
+                     hint=M.slice_ptr_hint() if isinstance(base, PtrT) else None)
+        return ERROR
+
+    def _is_place(self, e: ast.Expr) -> bool:
+        """A variable, or a field or element of a place (or reached through a
+        pointer or a slice): memory that outlives the statement."""
+        match e:
+            case ast.Name(name=name):
+                return self.lookup(name) is not None or name in self.p.globals
+            case ast.Field(base=base) | ast.Index(base=base):
+                return isinstance(self.inst_types.get(base), (PtrT, SliceT)) or self._is_place(base)
+        return False
 
     def expr_Field(self, e: ast.Field, expected: Type | None) -> Type:
         base = self.check_expr(e.base, None)

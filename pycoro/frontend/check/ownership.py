@@ -316,6 +316,13 @@ class OwnershipPass:
         self.expr(e.index)
         return ok
 
+    def expr_Slice(self, e: ast.Slice, field_base: bool) -> bool:
+        ok = self.expr(e.base)
+        for bound in (e.lo, e.hi):
+            if bound is not None:
+                self.expr(bound)
+        return ok
+
     def expr_Unary(self, e: ast.Unary, field_base: bool) -> bool:
         return self.expr(e.operand)
 

@@ -16,7 +16,7 @@ from ..gpu import GPU_TARGETS, coroutine_recursion
 from ..layout import MAX_TYPE_BYTES, StructLayouts, is_aggregate
 from ..program import CheckedProgram, FnInstance, GlobalVar
 from ..resolve import Namespace, span_of
-from ..types import (ERROR, I32, PRIMITIVES, VOID, ArrayT, FnT, PromiseT, PtrT, StructT, Type, TypeVar, has_vars,
+from ..types import (ERROR, I32, PRIMITIVES, VOID, ArrayT, FnT, PromiseT, PtrT, SliceT, StructT, Type, TypeVar, has_vars,
                      size, unify)
 from .body import BodyChecker
 from .common import Method
@@ -166,7 +166,7 @@ class ProgramChecker(PromiseDecls):
                     for arg in t.args:
                         visit(arg)
                     visit(self.promise_state(t))
-                case ArrayT() | PtrT():
+                case ArrayT() | PtrT() | SliceT():
                     visit(t.elem)
                 case FnT():
                     for pt in (*t.params, t.ret):
@@ -241,11 +241,21 @@ class ProgramChecker(PromiseDecls):
                 if t is ERROR:
                     return ERROR
                 return self._sized(ArrayT(t, size), texpr.span)
+            case ast.SliceType(elem=elem):
+                t = self.resolve_type(elem, subst)
+                return ERROR if t is ERROR else self.slice_type(t, texpr.span)
             case ast.FnType(params=params, ret=ret):
                 ps = tuple(self.resolve_type(p, subst) for p in params)
                 r = self.resolve_type(ret, subst) if ret else VOID
                 return ERROR if ERROR in ps or r is ERROR else FnT(ps, r)
         raise AssertionError(texpr)
+
+    def slice_type(self, elem: Type, span: Span) -> Type:
+        """`[elem]`, when a slice can view such elements."""
+        if not has_vars(elem) and self.layouts.owns(elem):
+            self.reporter.error(M.slice_of_owning(elem), span)
+            return ERROR
+        return SliceT(elem)
 
     def _sized(self, t: Type, span: Span) -> Type:
         if not has_vars(t):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import ast
 from .. import messages as M
 from ..program import HandleCall, IterProtocol, LocalVar
-from ..types import BOOL, ERROR, NULL, VOID, PromiseT, PtrT, Type, abi_of
+from ..types import BOOL, ERROR, NULL, VOID, PromiseT, PtrT, SliceT, Type, abi_of
 from .calls import handle_kind
 from .expressions import is_literalish
 from .suspension import is_coroutine
@@ -83,6 +83,9 @@ class StatementRules:
         it = self.check_expr(s.iter, None)
         if it is ERROR:
             self.loop_body(s.body, lambda: self.declare(s, s.var, ERROR, False))
+            return
+        if isinstance(it, SliceT):   # its elements in order (LANGUAGE.md §2.1)
+            self.loop_body(s.body, lambda: self.declare(s, s.var, it.elem, False))
             return
         if handle_kind(it) == "retcon":   # built in (LANGUAGE.md §6)
             next_fn, value_fn = HandleCall("next", None), HandleCall("value", None)
@@ -202,8 +205,8 @@ class StatementRules:
                 t = self.check_expr(e, None)
                 if t is ERROR:
                     return ERROR
-                if isinstance(self.inst_types.get(base), PtrT):
-                    return t  # writes through a raw pointer are always allowed
+                if isinstance(self.inst_types.get(base), (PtrT, SliceT)):
+                    return t  # through a raw pointer or a slice (ownership.py checks a slice's origin)
                 if self._place_root_ok(base, write):
                     return t
                 return ERROR
@@ -218,7 +221,7 @@ class StatementRules:
             case ast.Name():
                 return self.check_place(base, write) is not ERROR
             case ast.Field(base=inner) | ast.Index(base=inner):
-                if isinstance(self.inst_types.get(inner), PtrT):
+                if isinstance(self.inst_types.get(inner), (PtrT, SliceT)):
                     return True
                 return self._place_root_ok(inner, write)
             case ast.Call() if self.inst is not None and isinstance(self.inst.calls.get(base), HandleCall):

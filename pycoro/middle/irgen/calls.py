@@ -9,7 +9,7 @@ from ...frontend.intrinsics import FACTS
 from ...frontend.intrinsics import RUNTIME as RUNTIME_INTRINSICS
 from ...frontend.intrinsics import kind_of as math_kind
 from ...frontend.layout import is_aggregate
-from ...frontend.program import BuiltinCall, DirectCall, FnInstance, HandleCall, IndirectCall
+from ...frontend.program import BuiltinCall, DirectCall, FnInstance, HandleCall, IndirectCall, SliceCall
 from ...frontend.types import BOOL, HANDLE, STR, VOID, FloatT, FnT, IntT, Type
 from .. import gpu, intrinsics
 from ..coro import async_
@@ -34,6 +34,8 @@ class CallEmission:
             if target.name in GPU_INTRINSICS:
                 return self.b.call(intrinsics.declare(self.mg.module, GPU_INTRINSICS[target.name]), [])
             return getattr(self, f"builtin_{target.name}")(e)
+        if isinstance(target, SliceCall):   # `s.len()`
+            return self.b.extract_value(self.expr(target.receiver), 1)
         if isinstance(target, HandleCall):
             handle, t = None, HANDLE   # noop_handle() makes a switched-resume handle
             if target.receiver is not None:
@@ -138,6 +140,15 @@ class CallEmission:
             else:
                 self.b.call(self.mg.runtime("print_ptr"), [v])
         self.b.call(self.mg.runtime("print_end"), [])
+
+    def builtin_slice(self, e: ast.Call) -> ir.Value:
+        """`slice(p, n)`: unchecked as `p` is, but a negative length would make
+        every index pass the bounds check."""
+        start = self.expr(e.args[0])
+        length = self.index_value(e.args[1])
+        ok = self.b.icmp_signed(">=", length, I64(0))
+        self.check(ok, lambda: self.panic(b"slice of a negative length", e.span), "slice.len")
+        return self.slice_value(start, length)
 
     def builtin_assert(self, e: ast.Call) -> None:
         ok = self.expr(e.args[0])

@@ -6,9 +6,9 @@ from llvmlite import ir
 
 from ...frontend import ast
 from ...frontend.program import FnInstance
-from ...frontend.types import BOOL, FloatT, IntT, PtrT, Type
+from ...frontend.types import BOOL, FloatT, IntT, PtrT, SliceT, Type
 from .. import intrinsics
-from ..llvmcompat import I1, I64, PTR, field_ptr, gep
+from ..llvmcompat import I1, I64, PTR, SLICE, field_ptr, gep
 from .suspends import suspends_after
 
 _ICMP = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -166,6 +166,33 @@ class ExpressionEmission:
         return self.load(self.place(e), self.type_of(e))
 
     expr_Field = expr_Index
+
+    def expr_Slice(self, e: ast.Slice) -> ir.Value:
+        """`base[lo..hi]`: bounds-checked (`lo <= hi <= len`), then a view of
+        `hi - lo` elements from `lo`."""
+        bt = self.type_of(e.base)
+        if isinstance(bt, SliceT):
+            view = self.expr(e.base)
+            start, length = self.b.extract_value(view, 0), self.b.extract_value(view, 1)
+        else:   # an array place
+            start, length = self.place(e.base), I64(bt.size)
+        lo = self.index_value(e.lo) if e.lo is not None else I64(0)
+        hi = self.index_value(e.hi) if e.hi is not None else length
+        if e.inclusive:
+            hi = self.b.add(hi, I64(1))
+        # unsigned compares: a negative bound is a huge one
+        ok = self.b.and_(self.b.icmp_unsigned("<=", lo, hi), self.b.icmp_unsigned("<=", hi, length))
+        self.check(ok, lambda: self._slice_panic(lo, hi, length, e.span), "slice")
+        start = gep(self.b, start, [lo], self.mg.llvm(bt.elem))
+        return self.slice_value(start, self.b.sub(hi, lo))
+
+    def _slice_panic(self, lo, hi, length, span) -> None:
+        self.b.call(self.mg.runtime("panic_slice"), [lo, hi, length] + self.location(span))
+        self.b.unreachable()
+
+    def slice_value(self, start: ir.Value, length: ir.Value) -> ir.Value:
+        view = self.b.insert_value(ir.Constant(SLICE, ir.Undefined), start, 0)
+        return self.b.insert_value(view, length, 1)
 
     def expr_StructLit(self, e: ast.StructLit) -> ir.Value:
         # The fields are evaluated as written, as in Rust, whatever the

@@ -11,7 +11,7 @@ from llvmlite import ir
 from ...frontend import ast
 from ...frontend.layout import is_aggregate
 from ...frontend.program import FnInstance, GlobalVar, HandleCall, LocalVar
-from ...frontend.types import ERROR, VOID, ArrayT, PtrT, StructT, Type
+from ...frontend.types import ERROR, VOID, ArrayT, PtrT, SliceT, StructT, Type
 from .. import intrinsics
 from ..llvmcompat import EMPTY, I1, I8, I32, I64, PTR, alloca, field_ptr, gep
 from .calls import CallEmission
@@ -282,7 +282,7 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
                 return (isinstance(ref, LocalVar) and ref.mutable) or \
                     (isinstance(ref, GlobalVar) and ref.decl.mutable)
             case ast.Field(base=base) | ast.Index(base=base):
-                return isinstance(self.type_of(base), PtrT) or self.is_mutable_place(base)
+                return isinstance(self.type_of(base), (PtrT, SliceT)) or self.is_mutable_place(base)
         return False
 
     def place(self, e: ast.Expr) -> ir.Value:
@@ -307,6 +307,10 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
                     not_null = self.b.icmp_unsigned("!=", pointer, ir.Constant(PTR, None))
                     self.check(not_null, lambda: self.panic(b"null pointer dereference", e.span), "null")
                     return gep(self.b, pointer, [i], self.mg.llvm(bt.elem), inbounds=False)
+                if isinstance(bt, SliceT):
+                    view = self.expr(base)
+                    i = self.bounds_checked(idx, self.b.extract_value(view, 1), e.span)
+                    return gep(self.b, self.b.extract_value(view, 0), [i], self.mg.llvm(bt.elem))
                 arr = self.place(base)
                 i = self.bounds_checked(idx, bt.size, e.span)
                 return gep(self.b, arr, [I64(0), i], self.mg.llvm(bt))
@@ -330,15 +334,16 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
             v = self.b.sext(v, I64) if t.signed else self.b.zext(v, I64)
         return v
 
-    def bounds_checked(self, idx: ast.Expr, length: int, span) -> ir.Value:
+    def bounds_checked(self, idx: ast.Expr, length: int | ir.Value, span) -> ir.Value:
         i = self.index_value(idx)
+        length = I64(length) if isinstance(length, int) else length
         # unsigned compare: a negative index is a huge one
-        ok = self.b.icmp_unsigned("<", i, I64(length))
+        ok = self.b.icmp_unsigned("<", i, length)
         self.check(ok, lambda: self._bounds_panic(i, length, span), "bounds")
         return i
 
-    def _bounds_panic(self, i, length, span) -> None:
-        self.b.call(self.mg.runtime("panic_bounds"), [i, I64(length)] + self.location(span))
+    def _bounds_panic(self, i, length: ir.Value, span) -> None:
+        self.b.call(self.mg.runtime("panic_bounds"), [i, length] + self.location(span))
         self.b.unreachable()
 
     # ---- expressions

@@ -10,11 +10,11 @@ from llvmlite import ir
 from ...frontend import ast
 from ...frontend.layout import is_aggregate
 from ...frontend.program import CheckedProgram, FnInstance, GlobalVar
-from ...frontend.types import BOOL, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT, PromiseT, PtrT, StructT, Type
+from ...frontend.types import BOOL, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT, PromiseT, PtrT, SliceT, StructT, Type
 from ...common.paths import in_stdlib
 from .. import gpu, guards, intrinsics
 from ..coro.abis import ABIs
-from ..llvmcompat import EMPTY, I1, I32, PTR, global_string
+from ..llvmcompat import EMPTY, I1, I32, PTR, SLICE, global_string
 from ..runtime import NORETURN, RUNTIME
 from ..runtime import symbol as rt_symbol
 from .function import FnGen
@@ -82,6 +82,8 @@ class ModuleGen:
                 return self._struct(t)
             case PtrT() | FnT() | PromiseT():
                 return PTR
+            case SliceT():
+                return SLICE
         if t == BOOL:
             return I1
         if t in (STR, NULL, HANDLE):

@@ -8,9 +8,10 @@ from llvmlite import ir
 from ...frontend import ast
 from ...frontend.layout import is_aggregate
 from ...frontend.program import FnInstance, HandleCall
-from ...frontend.types import VOID
+from ...frontend.types import I64 as INDEX_TYPE
+from ...frontend.types import VOID, SliceT
 from .. import guards
-from ..llvmcompat import PTR
+from ..llvmcompat import I64, PTR, gep
 from .suspends import may_suspend
 
 
@@ -153,6 +154,9 @@ class StatementEmission:
         self.loop("loop", None, s.body)
 
     def stmt_For(self, s: ast.For) -> None:
+        if s.end is None and isinstance(self.type_of(s.iter), SliceT):
+            self.for_slice(s)
+            return
         if s.end is None:
             self.for_iter(s)
             return
@@ -177,6 +181,28 @@ class StatementEmission:
                 self.b.cbranch(self.b.icmp_unsigned("==", cur, end), end_bb, more)
                 self.b.position_at_end(more)
             self.b.store(self.b.add(cur, ir.Constant(ty, 1)), counter)
+            self.b.branch(cond_bb)
+        self.loop("for", cond, s.body, step, bind)
+
+    def for_slice(self, s: ast.For) -> None:
+        """`for v in xs`: a counted loop over the elements, which are in bounds by
+        construction (no check), the slice read once: a loop LLVM vectorises."""
+        elem = self.type_of(s.iter).elem
+        view = self.expr(s.iter)
+        start, length = self.b.extract_value(view, 0), self.b.extract_value(view, 1)
+        counter = self.alloca(INDEX_TYPE, f"{s.var}.index")
+        self.b.store(I64(0), counter)
+        var = self.inst.locals[s]
+
+        def cond():
+            return self.b.icmp_signed("<", self.b.load(counter, typ=I64), length)
+
+        def bind():
+            at = gep(self.b, start, [self.b.load(counter, typ=I64)], self.mg.llvm(elem))
+            self.store(self.load(at, elem), self.slot(var), elem)
+
+        def step(end_bb, cond_bb):
+            self.b.store(self.b.add(self.b.load(counter, typ=I64), I64(1)), counter)
             self.b.branch(cond_bb)
         self.loop("for", cond, s.body, step, bind)
 
