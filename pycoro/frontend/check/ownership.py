@@ -58,6 +58,9 @@ def receiver_root(base: ast.Expr, types: dict) -> ast.Expr | None:
     return root
 
 
+# Expressions with nothing inside to walk.
+_LEAVES = (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NullLit, ast.GenericName)
+
 # (id(var), the fields moved out of it; () for the whole) → (var, where)
 Moves = dict[tuple[int, tuple[str, ...]], tuple[LocalVar, Span]]
 
@@ -142,20 +145,19 @@ class OwnershipPass:
             self.borrowing[id(var)] = borrow   # it may stay there, not move on
 
     def stmt_Assign(self, s: ast.Assign) -> None:
-        if s.op != "=":
+        if s.op != "=":   # `place op= value` reads the place first (decisions.md)
             self.expr(s.target)
             self.expr(s.value)
             return
-        place = self._local_path(s.target)
-        moved = self.moved
-        self._refill(place)   # a moved-out variable may be written…
-        self.expr(s.target)
-        self.moved = moved    # …but not read by the value: `sink(g); g = keep(g);`
+        # `place = value` evaluates the value first, then the place's indices
+        # (decisions.md): `g = keep(g)` moves g, then gives it a value again;
+        # `xs[g.value()] = sink(g)` uses g after it moved.
         # `g = c.ticks()`: a variable may hold a coroutine that refers to a
         # `mut self` place, as `var g = c.ticks();` does, if it dies first.
         holder = self._local(s.target) if isinstance(s.target, ast.Name) else None
         self.value(s.value, kept=holder is not None)
-        self._refill(place)   # given its handles again, also after `g = keep(g)` moved them
+        self._refill(self._local_path(s.target))   # a moved-out variable (or field) may be written
+        self.expr(s.target)
         borrow = self._borrow_of(s.value)
         if holder is not None and borrow is not None:
             if self._dies_first(holder, borrow):
@@ -237,8 +239,10 @@ class OwnershipPass:
     def stmt_Return(self, s: ast.Return) -> None:
         if s.value is not None:
             # a coroutine's `return` and a value returned from a void function are refused
-            moves = not is_coroutine(self.inst.decl) and self.inst.ret != VOID
-            self.value(s.value) if moves else self.expr(s.value)
+            if not is_coroutine(self.inst.decl) and self.inst.ret != VOID:
+                self.value(s.value)
+            else:
+                self.expr(s.value)
 
     def stmt_CoReturn(self, s: ast.CoReturn) -> None:
         if s.value is not None:
@@ -289,10 +293,9 @@ class OwnershipPass:
         """Walk `e` in evaluation order; False when it used a moved value."""
         if e not in self.types:   # never reached by the type check
             return False
-        visit = getattr(self, f"expr_{type(e).__name__}", None)
-        if visit is None:   # literals
+        if isinstance(e, _LEAVES):
             return True
-        return visit(e, field_base)
+        return getattr(self, f"expr_{type(e).__name__}")(e, field_base)
 
     def expr_Name(self, e: ast.Name, field_base: bool) -> bool:
         var = self._local(e)
@@ -359,8 +362,13 @@ class OwnershipPass:
         if self.inst.async_awaits.get(e) == "join":
             self.value(e.operand)   # a Join is consumed by its await
             return True
-        self.expr(e.operand)
-        if e in self.inst.awaits and isinstance(e.operand, ast.Call) \
+        awaits = self.inst.awaits.get(e)
+        if awaits is not None and awaits.transform is not None:
+            # `await_transform(mut self, x: T)` takes the operand by value: it moves
+            self._argument(e.operand, awaits.transform, 1, e)
+        else:
+            self.expr(e.operand)
+        if awaits is not None and isinstance(e.operand, ast.Call) \
                 and isinstance(self.types.get(e.operand), PromiseT):
             self.inst.elide_safe.add(id(e.operand))   # awaited to completion, then destroyed
         return True
@@ -378,8 +386,10 @@ class OwnershipPass:
         coro, hook = self.inst.coro, self.inst.hooks.get(node)
         if self.inst.is_async:
             self.expr(value)
+        elif coro is not None and coro.returns_continuations and isinstance(node, ast.Yield):
+            self.value(value)   # with the continuation
         elif coro is not None and coro.returns_continuations:
-            self.value(value) if isinstance(node, ast.Yield) else self.expr(value)
+            self.expr(value)    # `co_return v;` is refused there
         elif hook is not None and len(hook.params) == 2:
             self.value(value)
         else:
@@ -395,25 +405,37 @@ class OwnershipPass:
             self.expr(callee)   # a function value
         params: list[Type] = []
         fn = target.fn if isinstance(target, DirectCall) else None
+        receiver = target.receiver if fn is not None else None
+        offset = 1 if receiver is not None else 0
         if fn is not None:
-            params = [t for _, t in fn.params[1 if target.receiver is not None else 0:]]
-            if target.receiver is not None and fn.self_mode == "ref" and fn.is_coroutine:
+            params = [t for _, t in fn.params[offset:]]
+            if receiver is not None and fn.self_mode == "ref" and fn.is_coroutine:
                 self._borrowing_call(e, callee.base, callee.name)
         elif isinstance(target, IndirectCall):
             fn_type = self.types.get(callee)
             params = list(fn_type.params) if isinstance(fn_type, FnT) else []
-        offset = 1 if fn is not None and target.receiver is not None else 0
         for i, a in enumerate(e.args):
             if i >= len(params) or params[i] is ERROR:
                 self.expr(a)   # a builtin's argument or a C vararg: read, not moved
-                continue
-            lends = fn is not None and not fn.is_extern
-            self.value(a, lent=lends)
-            if lends and (borrow := self._borrow_of(a)) is not None:
-                self.lent.append(Lent(a, fn, i + offset, borrow))
-                if fn.is_coroutine:
-                    self.borrowing[id(e)] = borrow   # the call's own coroutine may hold it
+            elif fn is None or fn.is_extern:
+                self.value(a)
+            else:
+                self._argument(a, fn, i + offset, e)
+        if receiver is not None:
+            # the method reads its receiver after the arguments ran (by address, or
+            # a copy taken before them): none of them may have moved part of it
+            self._check_not_moved(receiver)
         return True
+
+    def _argument(self, a: ast.Expr, fn: FnInstance, index: int, call: ast.Expr) -> None:
+        """`a` moves into parameter `index` of `fn`, which has a body: a borrowing
+        coroutine may go there while `fn` does not move it on (checked when
+        every body is), and the coroutine `call` makes may hold it."""
+        self.value(a, lent=True)
+        if (borrow := self._borrow_of(a)) is not None:
+            self.lent.append(Lent(a, fn, index, borrow))
+            if fn.is_coroutine:
+                self.borrowing[id(call)] = borrow
 
     def _borrowing_call(self, call: ast.Call, base: ast.Expr, method: str) -> None:
         """A `mut self` coroutine method called on `base`: its coroutine refers to
@@ -431,7 +453,9 @@ class OwnershipPass:
 
     def _borrow_of(self, e: ast.Expr) -> Borrow | None:
         """The borrow of a coroutine that refers to a `mut self` place: made by the
-        call `e`, or held by the variable `e`."""
+        call `e`, or held by the variable `e` (a cast of either is the same value)."""
+        while isinstance(e, ast.Cast):
+            e = e.expr
         if isinstance(e, ast.Name):
             var = self._local(e)
             return None if var is None else self.borrowing.get(id(var))
