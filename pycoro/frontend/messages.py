@@ -83,6 +83,30 @@ def slice_of_owning(t: object) -> str:
 def slice_it_hint(e: object) -> str:
     name = e.name if type(e).__name__ == "Name" else "array"
     return f"a slice views an array place: write `{name}[..]`"
+def slice_returned() -> str: return "returned"
+def slice_yielded() -> str: return "yielded"
+def slice_stored(where: str | None) -> str:
+    return f"stored in global {where}" if where else "stored where this function's locals cannot outlive it"
+def slice_escapes(name: str, how: str) -> str:
+    return f"a slice of {q(name)} cannot be {how}: it would outlive {q(name)}"
+def slice_escapes_hint() -> str:
+    return "take the slice as a parameter (it then views the caller's array), or return or yield the elements themselves"
+def slice_stored_hint() -> str:
+    return "store the array itself, or slice an array that lives as long (a global's)"
+def slice_outlives(name: str, holder: str) -> str:
+    return f"a slice of {q(name)} cannot be kept in {q(holder)}, which could outlive {q(name)}"
+def slice_holder_hint(name: str) -> str:
+    return f"declare the variable after {q(name)}, in its scope or an inner one"
+def write_through_slice(name: str) -> str:
+    return f"cannot write through a slice of {q(name)}: {q(name)} cannot be assigned to"
+def slice_written_by(name: str, callee: str) -> str:
+    return f"{q(callee)} may write through this slice, but {q(name)} cannot be assigned to"
+def slice_kept_by(name: str, callee: str) -> str:
+    return (f"{q(callee)} may keep this slice after it returns (in a global, or through a function value), "
+            f"and {q(name)} dies with this call")
+def slice_to_unknown(name: str) -> str:
+    return (f"a slice of {q(name)} cannot go through a function value: whether the function writes through "
+            f"it or keeps it is unknown, and {q(name)} cannot be assigned to or dies with this call")
 def slice_bound(t: object) -> str: return f"slice bounds must be integers, found {q(t)}"
 def slice_needs_ptr(t: object) -> str: return f"`slice(p, n)` takes a pointer and a length, found {q(t)}"
 def not_a_struct(name: str) -> str: return f"{q(name)} is not a struct"
@@ -164,23 +188,27 @@ def owning_in_promise_state(t: object, field: str) -> str:
 def owning_yielded_by_retcon(t: object) -> str:
     return (f"{q(t)} would yield coroutine handles, which a returned-continuation coroutine "
             "cannot do yet (each `value()` would copy the handle)")
-def borrowing_coroutine_moved(method: str, place: str) -> str:
-    return f"this coroutine refers to {place} (through `mut self` method {q(method)}) and cannot be moved: it could outlive it"
-def borrowing_coroutine_outlives(method: str, place: str, holder: str) -> str:
-    return (f"this coroutine refers to {place} (through `mut self` method {q(method)}) and cannot be "
+# How a coroutine comes to refer to a place (a Borrow's `via`): these read in the messages below.
+def via_method(method: str) -> str: return f"`mut self` method {q(method)}"
+def via_slice() -> str: return "a slice of it"
+def borrowing_coroutine_moved(via: str, place: str) -> str:
+    return f"this coroutine refers to {place} (through {via}) and cannot be moved: it could outlive it"
+def borrowing_coroutine_outlives(via: str, place: str, holder: str) -> str:
+    return (f"this coroutine refers to {place} (through {via}) and cannot be "
             f"kept in {q(holder)}, which could outlive it")
 def borrowing_coroutine_holder_hint(place: str) -> str:
     return (f"declare the variable after {place}, in its scope or an inner one; or consume the coroutine "
             "where it is made (`for`, `with`, `await`, `yield from`)")
-def borrowing_coroutine_hint(method: str) -> str:
+def borrowing_coroutine_hint(method: str | None) -> str:
+    by_value = f"; or let {q(method)} take `self` by value" if method else ""
     return ("consume it where it is made (`for`, `with`, `await`, `yield from`) or keep it in a local "
-            f"variable; or let {q(method)} take `self` by value")
+            f"variable{by_value}")
 def borrowing_coroutine_kept(callee: str) -> str:
     return f"{q(callee)} moves this parameter on (returns, stores or passes it)"
-def borrowing_task(method: str, place: str) -> str:
-    return f"a spawned task cannot refer to {place} (through `mut self` method {q(method)}): it could outlive it"
-def borrowing_task_hint(method: str) -> str:
-    return f"await the call in place instead, or let {q(method)} take `self` by value"
+def borrowing_task(via: str, place: str) -> str:
+    return f"a spawned task cannot refer to {place} (through {via}): it could outlive it"
+def borrowing_task_hint(method: str | None) -> str:
+    return "await the call in place instead" + (f", or let {q(method)} take `self` by value" if method else "")
 def move_out_of_place() -> str: return "a coroutine handle can only be moved out of a local variable or its fields, not out of a pointer, an array element, `self` or a temporary"
 def hook_result(hook: str) -> str: return f"`{hook}` returning a value is not supported yet"
 def make_it_a_coroutine() -> str:

@@ -88,6 +88,11 @@ class FnInstance:
     # (`await f(…)` of a temporary task, `for v in g(…)` of a temporary generator)
     elide_safe: set[int] = field(default_factory=set)
     moved_params: set[int] = field(default_factory=set)   # parameters the body moves elsewhere
+    # slice parameters (by index) the body writes through / keeps beyond the call
+    # (check/views.py), and the parameters it passes on: (its, callee, callee's)
+    written_params: set[int] = field(default_factory=set)
+    escaping_params: set[int] = field(default_factory=set)
+    param_flows: list[tuple[int, "FnInstance", int]] = field(default_factory=list)
     withs: dict[ast.With, LocalVar] = field(default_factory=dict)   # `with` → its hidden handle variable
     async_awaits: dict[ast.Await, str] = field(default_factory=dict)   # in an async fn: "call" | "join"
 

@@ -14,33 +14,15 @@ of places moved out of on some path to the current point.
 from __future__ import annotations
 
 from ...common.diagnostics import Reporter, Span
-from ...common.record import record
 from .. import ast
 from .. import messages as M
 from ..layout import StructLayouts
 from ..program import BuiltinCall, DirectCall, FnInstance, HandleCall, IndirectCall, LocalVar
-from ..types import ERROR, VOID, FnT, PromiseT, PtrT, StructT, Type, abi_of
+from ..types import ERROR, VOID, FnT, PromiseT, PtrT, SliceT, StructT, Type, abi_of
+from .borrows import Borrow, Lent, Passed
 from .flow import never_falls_through
 from .suspension import is_coroutine
-
-
-@record(frozen=True, eq=False)
-class Borrow:
-    """What a coroutine made by a `mut self` method refers to: the method, the
-    place as messages name it, and the local variable it is (None: a temporary)."""
-    method: str
-    place: str
-    var: object = None   # LocalVar | None
-
-
-@record(frozen=True, eq=False)
-class Lent:
-    """A coroutine that borrows a `mut self` place, passed as an argument: the
-    callee must not move that parameter on (known once every body is checked)."""
-    arg: ast.Expr
-    callee: FnInstance
-    index: int
-    borrow: Borrow
+from .views import ViewRules
 
 
 def path_text(var: LocalVar, path: tuple[str, ...]) -> str:
@@ -65,8 +47,9 @@ _LEAVES = (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NullLit, ast.G
 Moves = dict[tuple[int, tuple[str, ...]], tuple[LocalVar, Span]]
 
 
-class OwnershipPass:
-    """Checks the moves of one function instance and records what moved."""
+class OwnershipPass(ViewRules):
+    """Checks the moves (and what slices view: views.py) of one function
+    instance and records what moved."""
 
     def __init__(self, inst: FnInstance, layouts: StructLayouts, reporter: Reporter):
         self.inst = inst
@@ -98,12 +81,15 @@ class OwnershipPass:
         # does; never moved.
         self.borrowing: dict[int, Borrow] = {}
         self.lent: list[Lent] = []
+        self.views: dict[int, frozenset] = {}   # id(var) → the Origins of the slices it holds
+        self.param_holders: dict[int, int] = {}   # id(local) → the parameter whose handle it took
+        self.passed: list[Passed] = []
 
-    def run(self) -> list[Lent]:
+    def run(self) -> "OwnershipPass":
         for param in self.inst.decl.params:
-            self._declare(param)
+            self._declare_views(self._declare(param), None)
         self.block(self.inst.decl.body, new_scope=False)
-        return self.lent
+        return self
 
     # ---- scopes and declarations
     def _declare(self, node: ast.Node) -> LocalVar | None:
@@ -139,12 +125,14 @@ class OwnershipPass:
 
     def stmt_Let(self, s: ast.Let) -> None:
         if s.init is not None:
-            self.value(s.init, kept=True)
+            self.value(s.init, kept=True, into=self.inst.locals.get(s))
         var = self._declare(s)
+        self._declare_views(var, s.init)
         if var is not None and s.init is not None and (borrow := self._borrow_of(s.init)) is not None:
             self.borrowing[id(var)] = borrow   # it may stay there, not move on
 
     def stmt_Assign(self, s: ast.Assign) -> None:
+        self._check_write_through(s.target)
         if s.op != "=":   # `place op= value` reads the place first (decisions.md)
             self.expr(s.target)
             self.expr(s.value)
@@ -155,15 +143,16 @@ class OwnershipPass:
         # `g = c.ticks()`: a variable may hold a coroutine that refers to a
         # `mut self` place, as `var g = c.ticks();` does, if it dies first.
         holder = self._local(s.target) if isinstance(s.target, ast.Name) else None
-        self.value(s.value, kept=holder is not None)
+        self.value(s.value, kept=holder is not None, into=holder)
         self._refill(self._local_path(s.target))   # a moved-out variable (or field) may be written
         self.expr(s.target)
+        self._check_stored(s.target, s.value)
         borrow = self._borrow_of(s.value)
         if holder is not None and borrow is not None:
-            if self._dies_first(holder, borrow):
+            if self._dies_first(holder, borrow.var):
                 self.borrowing[id(holder)] = borrow
             else:
-                self.r.error(M.borrowing_coroutine_outlives(borrow.method, borrow.place, holder.name),
+                self.r.error(M.borrowing_coroutine_outlives(borrow.via, borrow.place, holder.name),
                              s.value.span, hint=M.borrowing_coroutine_holder_hint(borrow.place))
 
     def stmt_ExprStmt(self, s: ast.ExprStmt) -> None:
@@ -200,15 +189,15 @@ class OwnershipPass:
             self.expr(s.end)
         elif isinstance(s.iter, ast.Call) and isinstance(self.types.get(s.iter), PromiseT):
             self.inst.elide_safe.add(id(s.iter))   # the for statement owns and destroys it
-        self._loop_body(s.body, s)
+        self._loop_body(s.body, s, s.iter if isinstance(self.types.get(s.iter), SliceT) else None)
 
-    def _loop_body(self, body: ast.Block, declares: ast.Node | None = None) -> None:
+    def _loop_body(self, body: ast.Block, declares: ast.Node | None = None, elements: ast.Expr | None = None) -> None:
         self.loop_nesting += 1
         self.loop_entries.append(dict(self.moved))
         self.loop_breaks.append([])
         self.scopes.append(object())
         if declares is not None:
-            self._declare(declares)
+            self._declare_views(self._declare(declares), elements)   # `for v in xs`: v views what xs does
         self.block(body, new_scope=False)
         if not never_falls_through(body):
             self._check_next_iteration()
@@ -241,12 +230,14 @@ class OwnershipPass:
             # a coroutine's `return` and a value returned from a void function are refused
             if not is_coroutine(self.inst.decl) and self.inst.ret != VOID:
                 self.value(s.value)
+                self._check_escape(s.value, M.slice_returned())
             else:
                 self.expr(s.value)
 
     def stmt_CoReturn(self, s: ast.CoReturn) -> None:
         if s.value is not None:
             self._hook_argument(s, s.value)
+            self._check_escape(s.value, M.slice_returned())
 
     def stmt_Defer(self, s: ast.Defer) -> None:
         if isinstance(s.stmt, (ast.Let, ast.Defer)):   # refused by the type check
@@ -281,13 +272,13 @@ class OwnershipPass:
                           if key[0] != id(var) or key[1][:len(path)] != path}
 
     # ---- expressions
-    def value(self, e: ast.Expr, kept: bool = False, lent: bool = False) -> None:
+    def value(self, e: ast.Expr, kept: bool = False, lent: bool = False, into: LocalVar | None = None) -> None:
         """`e` moves into its context (a variable, an argument, a field, a return,
-        a yield). `kept`: into the variable a `let` or an assignment names, which
-        may hold a borrowing coroutine; `lent`: into a parameter of a function
-        with a body, checked when every body is."""
+        a yield). `kept`: into the variable a `let` or an assignment names
+        (`into`), which may hold a borrowing coroutine; `lent`: into a parameter
+        of a function with a body, checked when every body is."""
         if self.expr(e):
-            self._consume(e, kept or lent)
+            self._consume(e, kept or lent, into)
 
     def expr(self, e: ast.Expr, field_base: bool = False) -> bool:
         """Walk `e` in evaluation order; False when it used a moved value."""
@@ -352,6 +343,7 @@ class OwnershipPass:
     def expr_Yield(self, e: ast.Yield, field_base: bool) -> bool:
         if e.value is not None:
             self._hook_argument(e, e.value)
+            self._check_escape(e.value, M.slice_yielded())
         return True
 
     def expr_YieldFrom(self, e: ast.YieldFrom, field_base: bool) -> bool:
@@ -366,6 +358,7 @@ class OwnershipPass:
         if awaits is not None and awaits.transform is not None:
             # `await_transform(mut self, x: T)` takes the operand by value: it moves
             self._argument(e.operand, awaits.transform, 1, e)
+            self._pass_views(e, e.operand, awaits.transform, 1)
         else:
             self.expr(e.operand)
         if awaits is not None and isinstance(e.operand, ast.Call) \
@@ -376,7 +369,7 @@ class OwnershipPass:
     def expr_Spawn(self, e: ast.Spawn, field_base: bool) -> bool:
         self.expr(e.operand)
         if isinstance(self.types[e], PromiseT) and (borrow := self._borrow_of(e.operand)) is not None:
-            self.r.error(M.borrowing_task(borrow.method, borrow.place), e.operand.span,
+            self.r.error(M.borrowing_task(borrow.via, borrow.place), e.operand.span,
                          hint=M.borrowing_task_hint(borrow.method))
         return True
 
@@ -417,10 +410,13 @@ class OwnershipPass:
         for i, a in enumerate(e.args):
             if i >= len(params) or params[i] is ERROR:
                 self.expr(a)   # a builtin's argument or a C vararg: read, not moved
-            elif fn is None or fn.is_extern:
+                continue
+            if fn is None or fn.is_extern:
                 self.value(a)
             else:
                 self._argument(a, fn, i + offset, e)
+            if fn is None or not fn.is_extern:   # C gets a pointer and a length: its business, as `ptr`'s
+                self._pass_views(e, a, fn, i + offset)
         if receiver is not None:
             # the method reads its receiver after the arguments ran (by address, or
             # a copy taken before them): none of them may have moved part of it
@@ -447,9 +443,9 @@ class OwnershipPass:
             return
         var = self._local(root) if isinstance(root, ast.Name) else None
         if not isinstance(root, ast.Name):
-            self.borrowing[id(call)] = Borrow(method, "a temporary")
+            self.borrowing[id(call)] = Borrow("a temporary", method=method)
         elif var is not None:
-            self.borrowing[id(call)] = Borrow(method, M.q(root.name), var)
+            self.borrowing[id(call)] = Borrow(M.q(root.name), var, method)
 
     def _borrow_of(self, e: ast.Expr) -> Borrow | None:
         """The borrow of a coroutine that refers to a `mut self` place: made by the
@@ -461,17 +457,18 @@ class OwnershipPass:
             return None if var is None else self.borrowing.get(id(var))
         return self.borrowing.get(id(e))
 
-    def _dies_first(self, holder: LocalVar, borrow: Borrow) -> bool:
-        """Whether `holder` goes out of scope before the place that a borrowing
-        coroutine refers to: that place is a local declared earlier in the
-        same scope, or in an enclosing one (a parameter, `self`)."""
-        if borrow.var is None:
+    def _dies_first(self, holder: LocalVar, place: LocalVar | None) -> bool:
+        """Whether `holder` goes out of scope before `place` (what a borrowing
+        coroutine or a slice refers to; None: a temporary): that place is a
+        local declared earlier in the same scope, or in an enclosing one (a
+        parameter, `self`)."""
+        if place is None:
             return False
-        (place_depth, place_order), (depth, order) = self.declared_at[id(borrow.var)], self.declared_at[id(holder)]
+        (place_depth, place_order), (depth, order) = self.declared_at[id(place)], self.declared_at[id(holder)]
         return place_depth < depth or (place_depth == depth and place_order < order)
 
     # ---- moves
-    def _consume(self, e: ast.Expr, kept: bool) -> None:
+    def _consume(self, e: ast.Expr, kept: bool, into: LocalVar | None = None) -> None:
         """`e` moves into its context: an owning handle leaves the variable that held it."""
         t = self.types.get(e)
         if t is None or t is ERROR or not self.owns(t):
@@ -479,12 +476,12 @@ class OwnershipPass:
         self.inst.consumed.add(id(e))
         borrow = self._borrow_of(e)
         if borrow is not None and not kept:
-            self.r.error(M.borrowing_coroutine_moved(borrow.method, borrow.place), e.span,
+            self.r.error(M.borrowing_coroutine_moved(borrow.via, borrow.place), e.span,
                          hint=M.borrowing_coroutine_hint(borrow.method))
         if isinstance(e, ast.Cast):
             # `g as Generator<i64>` (a handle casts only to its own type) is g
             # itself: the operand moves, else two would own one frame
-            self._consume(e.expr, kept)
+            self._consume(e.expr, kept, into)
         elif isinstance(e, (ast.Name, ast.Field)):
             place = self._local_path(e)
             if place is None:
@@ -500,8 +497,13 @@ class OwnershipPass:
                                  notes=[(M.deferred_here(), where)])
                     break
             self.moved[id(var), path] = (var, e.span)   # in a loop: see _check_next_iteration
-            if var.is_param:
-                self.inst.moved_params.add(var.param_index)
+            param = var.param_index if var.is_param else self.param_holders.get(id(var), -1)
+            if param >= 0 and into is not None and not path:
+                # into a local, which dies with this call as the parameter would
+                # (`var task = t;` in block_on): moved on only if that local is
+                self.param_holders[id(into)] = param
+            elif param >= 0:
+                self.inst.moved_params.add(param)
         elif isinstance(e, ast.Index):
             self.r.error(M.move_out_of_place(), e.span)
 

@@ -21,7 +21,9 @@ from ..types import (ERROR, I32, PRIMITIVES, VOID, ArrayT, FnT, PromiseT, PtrT, 
 from .body import BodyChecker
 from .common import Method
 from .expressions import is_constant
-from .ownership import Lent, OwnershipPass, mark_elide_safe
+from .borrows import Lent, Passed
+from .ownership import OwnershipPass, mark_elide_safe
+from .views import check_passed, settle_params
 from .promises import PromiseDecls, once_problems
 from .suspension import is_coroutine
 
@@ -63,6 +65,9 @@ class ProgramChecker(PromiseDecls):
         # (ownership.py): the callee must not move that parameter on, known once
         # every body is checked.
         self.lent: list[Lent] = []
+        # Slices of `let` or local arrays passed to functions, to check against what
+        # those do with them (views.py), once every body is checked.
+        self.passed: list[Passed] = []
         self.globals: dict[str, GlobalVar] = {}
         self.layouts = StructLayouts(self.struct_fields)
         self._laying_out: set[StructT] = set()
@@ -114,7 +119,9 @@ class ProgramChecker(PromiseDecls):
             first = len(self.reporter.diagnostics)
             self.checking = inst
             BodyChecker(self, inst, subst).check_body()
-            self.lent += OwnershipPass(inst, self.layouts, self.reporter).run()
+            moves = OwnershipPass(inst, self.layouts, self.reporter).run()
+            self.lent += moves.lent
+            self.passed += moves.passed
             if inst.coro is not None and inst.coro.abi == "retcon_once":
                 for span, problem in once_problems(inst.decl.body, span_of(inst.decl)):
                     self.reporter.error(M.once_yields(problem), span)
@@ -126,8 +133,10 @@ class ProgramChecker(PromiseDecls):
         """The checks that need every body checked, and the checked program."""
         for lent in self.lent:
             if lent.index in lent.callee.moved_params:
-                self.reporter.error(M.borrowing_coroutine_moved(lent.borrow.method, lent.borrow.place), lent.arg.span,
+                self.reporter.error(M.borrowing_coroutine_moved(lent.borrow.via, lent.borrow.place), lent.arg.span,
                                     hint=M.borrowing_coroutine_kept(lent.callee.display))
+        settle_params(list(self.instances.values()))
+        check_passed(self.passed, self.reporter)
         for inst in list(self.instances.values()):
             mark_elide_safe(inst)
         if self.gpu:
