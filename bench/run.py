@@ -32,6 +32,7 @@ TABLE = {
     "async_pingpong": ("ns/switch", ["cpp"], "cpp", "at or below clang++"),
     "async_fanout": ("ns/task", ["cpp"], "cpp", "at or below clang++"),
     "py_iter": ("ns/item", ["cpython", "numba", "range"], "CPython gen", "faster than the CPython generator"),
+    "slice_sum": ("ns/item", ["c"], "C", "at most 1.1x C"),
 }
 # Workloads that are Python programs (workloads/NAME.py VARIANT), not .pc files.
 PYTHON_HOSTED = {"py_iter": {"pycoro": "pycoro", "CPython gen": "cpython", "numba": "numba", "range": "range"}}

@@ -169,3 +169,35 @@ def test_plain_recursion_is_allowed_on_the_gpu(pycoro, tmp_path):
                    "kernel fn k(out: ptr<i64>) { for v in walk(4) { out[0] = v; } }\n")
     proc = pycoro("check", "--target", "nvptx", src)
     assert proc.returncode == 0, proc.stderr
+
+
+SLICE_KERNEL = """
+fn total(xs: [f32]) -> f32 {
+    var s: f32 = 0.0;
+    for v in xs { s += v; }
+    return s;
+}
+fn window(xs: [f32], k: i64) -> Generator<f32> {
+    for i in 0..xs.len() - k + 1 { yield total(xs[i..i + k]); }
+}
+kernel fn sums(data: ptr<f32>, out: ptr<f32>, n: i64) {
+    let i = (block_id_x() * block_dim_x() + thread_id_x()) as i64;
+    if i >= n { return; }
+    var acc: f32 = 0.0;
+    for w in window(slice(data, n)[..i + 1], 1) { acc += w; }
+    out[i] = acc;
+}
+"""
+
+
+def test_slices_in_a_kernel_assemble_without_device_heap(pycoro, tmp_path, assembler):
+    """LANGUAGE.md §2.1: slices in kernels, also held by a generator's frame."""
+    src, out = tmp_path / "slices.pc", tmp_path / "slices.ptx"
+    src.write_text(SLICE_KERNEL)
+    proc = _build(pycoro, src, out)
+    assert proc.returncode == 0, proc.stderr
+    ptx = out.read_text()
+    assert "malloc" not in ptx and "free" not in ptx
+    assembled = subprocess.run([str(assembler), "-arch=sm_80", str(out), "-o", str(tmp_path / "k.cubin")],
+                               capture_output=True, text=True)
+    assert assembled.returncode == 0, assembled.stderr
