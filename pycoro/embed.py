@@ -27,7 +27,7 @@ from .backend import jit, targets
 from .common.diagnostics import CompileWarning, render_all
 from .pipeline.driver import Compilation, Options
 from .frontend.exports import Export
-from .frontend.types import BOOL, VOID, FloatT, IntT, Type
+from .frontend.types import BOOL, VOID, FloatT, IntT, SliceT, Type
 
 # Values per native call for a generator that may run ahead: the first call
 # asks for FIRST_BATCH (a consumer that takes one value wastes little work),
@@ -118,11 +118,103 @@ class Module:
         return f"<pycoro module {self.__name__!r}: {', '.join(self._exports) or 'no exports'}>"
 
 
-def _check_args(e: Export, args: tuple) -> list:
+def _check_args(e: Export, args: tuple) -> tuple[list, list["Buffer"]]:
+    """The values the wrapper takes (a slice as its address and length), and
+    the buffers borrowed for them, to release when the call (or the
+    generator holding them) is done."""
     if len(args) != len(e.params):
         raise TypeError(f"{e.signature} takes {len(e.params)} argument{'s' * (len(e.params) != 1)}, "
                         f"{len(args)} given")
-    return [scalar_argument(_Where(e, i), t, a) for i, ((_, t), a) in enumerate(zip(e.params, args))]
+    values, held = [], []
+    try:
+        for i, ((name, t), a) in enumerate(zip(e.params, args)):
+            if isinstance(t, SliceT):
+                buffer = Buffer(_Where(e, i), t.elem, a, writable=name in e.written)
+                held.append(buffer)
+                values += [buffer.address, buffer.length]
+            else:
+                values.append(scalar_argument(_Where(e, i), t, a))
+    except BaseException:
+        _release(held)
+        raise
+    return values, held
+
+
+def _release(held: list["Buffer"]) -> None:
+    for buffer in held:
+        buffer.release()
+
+
+class _PyBuffer(ctypes.Structure):
+    """CPython's `Py_buffer` (the buffer protocol, PEP 3118)."""
+    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
+                ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("suboffsets", ctypes.c_void_p), ("internal", ctypes.c_void_p)]
+
+
+_GET_BUFFER = ctypes.pythonapi.PyObject_GetBuffer
+_GET_BUFFER.argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
+_RELEASE_BUFFER = ctypes.pythonapi.PyBuffer_Release
+_RELEASE_BUFFER.argtypes = [ctypes.POINTER(_PyBuffer)]
+_RELEASE_BUFFER.restype = None
+_PYBUF_WRITABLE, _PYBUF_FORMAT, _PYBUF_C_CONTIGUOUS = 0x1, 0x4, 0x38
+
+# struct-module format characters (PEP 3118) of each scalar type's items, by size
+_SIGNED, _UNSIGNED = "bhilqn", "BHILQN"
+
+
+def _accepts(t: Type, fmt: str, itemsize: int) -> bool:
+    """Whether items of format `fmt` (native order) and `itemsize` bytes are `t`s."""
+    fmt = fmt.lstrip("@=" + ("<" if sys.byteorder == "little" else ">"))
+    if len(fmt) != 1:
+        return False
+    if t == BOOL:
+        return fmt == "?"
+    if isinstance(t, FloatT):
+        return fmt == {32: "f", 64: "d"}[t.bits] and itemsize == t.bits // 8
+    return fmt in (_SIGNED if t.signed else _UNSIGNED) and itemsize == t.bits // 8
+
+
+class Buffer:
+    """A Python object's memory lent to a slice parameter, without copying
+    (LANGUAGE.md §9): held (so the object stays alive and its memory put)
+    until `release()`."""
+
+    def __init__(self, where, elem: Type, obj, writable: bool):
+        self._view, self._held = _PyBuffer(), False
+        flags = _PYBUF_C_CONTIGUOUS | _PYBUF_FORMAT | (_PYBUF_WRITABLE if writable else 0)
+        wanted = f"a C-contiguous buffer of {elem} (such as a NumPy array of dtype {_numpy_dtype(elem)})"
+        try:
+            _GET_BUFFER(obj, ctypes.byref(self._view), flags)
+        except TypeError:
+            raise TypeError(f"{where} must be {wanted}, not {type(obj).__name__}") from None
+        except (BufferError, ValueError) as err:   # NumPy says ValueError
+            contiguous = "contiguous" in str(err)   # the exporter's words: bytes', array's, NumPy's
+            why = "it is not C-contiguous (numpy.ascontiguousarray makes a copy that is)" if contiguous \
+                else "it is read-only, and the function writes through it"
+            raise TypeError(f"{where} must be {wanted}: {why}") from None
+        self._held = True
+        fmt = (self._view.format or b"B").decode()
+        if not _accepts(elem, fmt, self._view.itemsize):
+            self.release()
+            raise TypeError(f"{where} must be {wanted}, not a buffer of format {fmt!r} "
+                            f"({self._view.itemsize}-byte items)")
+        self.address = self._view.buf or 0
+        self.length = self._view.len // self._view.itemsize if self._view.itemsize else 0
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            _RELEASE_BUFFER(ctypes.byref(self._view))
+
+    def __del__(self):
+        self.release()
+
+
+def _numpy_dtype(t: Type) -> str:
+    return "bool" if t == BOOL else ("float" if isinstance(t, FloatT) else ("int" if t.signed else "uint")) + \
+        str(t.bits)
 
 
 class _Where:
@@ -152,7 +244,7 @@ def scalar_argument(where, t: Type, a) -> int | float:
 
 def _function(module: Module, e: Export):
     if e.item is None:
-        fields = [(f"a{i}", C_TYPES[str(t)]) for i, (_, t) in enumerate(e.params)]
+        fields = [field for i, (_, t) in enumerate(e.params) for field in _c_fields(f"a{i}", t)]
         if e.result != VOID:
             fields.append(("result", C_TYPES[str(e.result)]))
         # the arguments and the result travel in a struct (exports.guarded_source)
@@ -161,32 +253,47 @@ def _function(module: Module, e: Export):
         convert = bool if e.result == BOOL else None
 
         def call(*args):
-            values = _check_args(e, args)
+            values, held = _check_args(e, args)
             context = context_type(*values) if context_type else None
             if e.effects:
                 _flush_python()
             try:
                 module._guarded(wrapper, ctypes.addressof(context) if context is not None else None, e.faults)
             finally:
+                _release(held)
                 if e.effects:
                     _flush_c()
             if e.result == VOID:
                 return None
             return convert(context.result) if convert else context.result
     else:
-        argtypes = [C_TYPES[str(t)] for _, t in e.params]
+        argtypes = [c for _, t in e.params for _, c in _c_fields("", t)]
         create = ctypes.PYFUNCTYPE(ctypes.c_void_p, *argtypes)(module._address(f"__export_{e.name}"))
         fill = module._address(f"__export_try_fill_{e.name}")
         destroy = module._address(f"__export_try_destroy_{e.name}")
         code = _ARRAY_CODES[str(e.item)]
 
         def call(*args):
-            frame = create(*_check_args(e, args))   # Generator and Stream are lazy: this runs none of the body
-            return GeneratorObject(module, e, frame, fill, destroy, code)
+            values, held = _check_args(e, args)
+            try:
+                frame = create(*values)   # Generator and Stream are lazy: this runs none of the body
+            except BaseException:
+                _release(held)
+                raise
+            # the generator keeps the buffers (and their objects) until its frame is destroyed
+            return GeneratorObject(module, e, frame, fill, destroy, code, held)
     call.__name__ = e.name
     call.__qualname__ = e.name
     call.__doc__ = e.signature
     return call
+
+
+def _c_fields(name: str, t: Type) -> list[tuple[str, type]]:
+    """How a parameter crosses the wrappers' C ABI: a scalar as itself (a bool as a
+    u8), a slice as its address and its length."""
+    if isinstance(t, SliceT):
+        return [(name, ctypes.c_void_p), (f"{name}_len", ctypes.c_int64)]
+    return [(name, C_TYPES[str(t)])]
 
 
 class _Fill(ctypes.Structure):
@@ -200,7 +307,8 @@ class GeneratorObject:
     running its pending `defer`s; using it after `close()` raises ValueError.
     A panic while it runs is raised as a PanicError, and finishes it."""
 
-    def __init__(self, module: Module, export: Export, frame: int, fill: int, destroy: int, code: str):
+    def __init__(self, module: Module, export: Export, frame: int, fill: int, destroy: int, code: str,
+                 held: list[Buffer] = ()):
         self._module = module                # keeps the compiled code alive
         self._export = export
         self._slot = ctypes.c_void_p(frame)  # the owning handle: the frame's address
@@ -208,7 +316,7 @@ class GeneratorObject:
         self._fill, self._closed = fill, False
         self._as_bool = export.item == BOOL
         # Destroying the frame must not wait for this object's __del__ ordering.
-        self._finalizer = weakref.finalize(self, _destroy_frame, destroy, self._slot, module)
+        self._finalizer = weakref.finalize(self, _destroy_frame, destroy, self._slot, module, list(held))
         # Iteration drains batches in C (itertools.chain), one native call per batch.
         self._items = itertools.chain.from_iterable(self._batches())
 
@@ -274,14 +382,17 @@ class GeneratorObject:
         return f"<pycoro generator {self._export.name}{' (closed)' * self._closed}>"
 
 
-def _destroy_frame(destroy: int, slot: ctypes.c_void_p, module: Module) -> None:
-    if slot.value:
-        _flush_python()
-        try:
-            module._guarded(destroy, ctypes.addressof(slot))   # runs pending defers, which may print (or panic)
-        finally:
-            _flush_c()
-            slot.value = 0
+def _destroy_frame(destroy: int, slot: ctypes.c_void_p, module: Module, held: list[Buffer] = ()) -> None:
+    try:
+        if slot.value:
+            _flush_python()
+            try:
+                module._guarded(destroy, ctypes.addressof(slot))   # runs pending defers, which may print (or panic)
+            finally:
+                _flush_c()
+                slot.value = 0
+    finally:
+        _release(held)   # the frame no longer views them
 
 
 # Python and the compiled code buffer stdout separately: around a call that may

@@ -248,3 +248,50 @@ def test_a_stream_has_the_same_c_abi(tmp_path):
     assert lib.streams_live_frames() == 1       # its control block, on the heap
     lib.streams_evens_destroy(ctypes.byref(s))
     assert lib.streams_live_frames() == 0
+
+
+SLICES = """
+fn mean(xs: [f64]) -> f64 {
+    var s = 0.0;
+    for v in xs { s += v; }
+    return s / (xs.len() as f64);
+}
+fn scale(xs: [f64], by: f64) { for i in 0..xs.len() { xs[i] *= by; } }
+fn windows(xs: [i32], k: i64) -> Generator<i32> {
+    for i in 0..xs.len() - k + 1 { var s: i32 = 0; for v in xs[i..i + k] { s += v; } yield s; }
+}
+"""
+
+SLICES_C = """\
+#include <stdio.h>
+#include "sl.h"
+int main(void) {
+    double xs[] = {1.0, 2.0, 3.0, 4.0};
+    sl_scale(xs + 2, 2, 10.0);
+    printf("%.2f %.1f\\n", sl_mean(xs, 4), xs[3]);
+    const int32_t ws[] = {1, 2, 3, 4};
+    sl_windows_gen g = sl_windows_create(ws, 4, 2);
+    while (sl_windows_next(&g)) printf("%d ", sl_windows_value(&g));
+    sl_windows_destroy(&g);
+    printf("\\n");
+    return 0;
+}
+"""
+
+
+def test_a_slice_parameter_is_a_pointer_and_a_length_in_c(tmp_path, pycoro):
+    """docs/c-abi.md: `xs: [T]` is `T *xs, int64_t xs_len`, `const` where the
+    function never writes through it."""
+    (tmp_path / "sl.pc").write_text(SLICES)
+    proc = pycoro("build", "--emit", "shared", "sl.pc", "-o", "libsl.so", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    header = (tmp_path / "sl.h").read_text()
+    assert "double sl_mean(const double *xs, int64_t xs_len);" in header
+    assert "void sl_scale(double *xs, int64_t xs_len, double by);" in header
+    assert "sl_windows_gen sl_windows_create(const int32_t *xs, int64_t xs_len, int64_t k);" in header
+    (tmp_path / "main.c").write_text(SLICES_C)
+    build = subprocess.run([c_compiler(), "-std=c11", "-Wall", "-Werror", "main.c", "-L.", "-lsl",
+                            "-Wl,-rpath,$ORIGIN", "-o", "main"], cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout) == (0, "18.25 40.0\n3 5 7 \n"), run.stderr

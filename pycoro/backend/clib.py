@@ -23,8 +23,8 @@ from pathlib import Path
 import llvmlite.binding as llvm
 
 from ..common.diagnostics import CompileError, Diagnostic
-from ..frontend.exports import GENERATOR_STEPS, Export
-from ..frontend.types import Type
+from ..frontend.exports import GENERATOR_STEPS, Export, slice_length_name
+from ..frontend.types import SliceT, Type
 
 _C_SCALARS = {**{f"i{b}": f"int{b}_t" for b in (8, 16, 32, 64)},
               **{f"u{b}": f"uint{b}_t" for b in (8, 16, 32, 64)},
@@ -86,7 +86,16 @@ def _c(t: Type) -> str:
 
 
 def _params(e: Export) -> str:
-    return ", ".join(f"{_c(t)} {name}" for name, t in e.params) or "void"
+    """C's parameter list: a slice `xs: [T]` is `T *xs, int64_t xs_len` (`const T *`
+    when the function never writes through it)."""
+    out = []
+    for name, t in e.params:
+        if isinstance(t, SliceT):
+            const = "" if name in e.written else "const "
+            out += [f"{const}{_c(t.elem)} *{name}", f"int64_t {slice_length_name(name, e.params)}"]
+        else:
+            out.append(f"{_c(t)} {name}")
+    return ", ".join(out) or "void"
 
 
 def header(exported: list[Export], prefix: str, source: str) -> str:

@@ -36,7 +36,7 @@ from .program import (
 )
 from . import ast
 from .layout import StructLayouts
-from .types import BOOL, PRIMITIVES, VOID, ArrayT, PromiseT, PtrT, StructT, Type, is_scalar
+from .types import BOOL, PRIMITIVES, VOID, ArrayT, PromiseT, PtrT, SliceT, StructT, Type, is_scalar
 from ..common.paths import in_stdlib
 from ..common.record import record
 
@@ -52,6 +52,7 @@ class Export:
     effects: bool = True     # may print, call C or touch a mutable global (then: one step per value)
     kind: str = "Generator"  # generators: the prelude promise, `Generator` or `Stream`
     faults: bool = True      # may fault rather than panic (may_fault): pycoro.embed then catches faults
+    written: tuple[str, ...] = ()   # slice parameters it may write through (others accept read-only buffers)
 
     @property
     def result_text(self) -> str:
@@ -80,14 +81,33 @@ class Export:
     def to_json(self) -> dict:
         return {"name": self.name, "params": [[n, str(t)] for n, t in self.params],
                 "result": str(self.result), "item": None if self.item is None else str(self.item),
-                "effects": self.effects, "kind": self.kind, "faults": self.faults}
+                "effects": self.effects, "kind": self.kind, "faults": self.faults, "written": list(self.written)}
 
     @classmethod
     def from_json(cls, data: dict) -> "Export":
         item = None if data["item"] is None else PRIMITIVES[data["item"]]
         result = VOID if item is not None else PRIMITIVES[data["result"]]
-        return cls(data["name"], tuple((n, PRIMITIVES[t]) for n, t in data["params"]), result, item,
-                   data["effects"], data["kind"], data.get("faults", True))
+        return cls(data["name"], tuple((n, _param_type(t)) for n, t in data["params"]), result, item,
+                   data["effects"], data["kind"], data.get("faults", True), tuple(data.get("written", ())))
+
+
+def _param_type(text: str) -> Type:
+    """A parameter's type from its text: a scalar, or a slice of one (`[f64]`)."""
+    return SliceT(PRIMITIVES[text[1:-1]]) if text.startswith("[") else PRIMITIVES[text]
+
+
+def is_exportable_param(t: Type) -> bool:
+    """A scalar, or a slice of scalars (a pointer and a length in C; a buffer from Python)."""
+    return is_scalar(t) or (isinstance(t, SliceT) and is_scalar(t.elem))
+
+
+def slice_length_name(name: str, params) -> str:
+    """The C parameter that carries the length of slice parameter `name`."""
+    taken = {n for n, _ in params}
+    length = f"{name}_len"
+    while length in taken:
+        length += "_"
+    return length
 
 
 # the prelude's generators, and how a wrapper destroys one through a pointer to its handle
@@ -110,9 +130,10 @@ def exports(program: CheckedProgram) -> list[Export]:
                 or in_stdlib(d.span.file) or d.name.startswith("__"):
             continue
         item = _generated_item(f.ret)
-        if all(is_scalar(t) for _, t in f.params) and (is_scalar(f.ret) or f.ret == VOID or item):
+        if all(is_exportable_param(t) for _, t in f.params) and (is_scalar(f.ret) or f.ret == VOID or item):
+            written = tuple(n for i, (n, t) in enumerate(f.params) if isinstance(t, SliceT) and i in f.written_params)
             found.append(Export(d.name, tuple(f.params), VOID if item else f.ret, item, has_effects(f),
-                                f.ret.decl.name if item else "Generator", may_fault(f, program.layouts)))
+                                f.ret.decl.name if item else "Generator", may_fault(f, program.layouts), written))
     return found
 
 
@@ -205,16 +226,31 @@ def _c_type(t: Type) -> str:
     return "u8" if t == BOOL else str(t)
 
 
-def _c_arg(name: str, t: Type) -> str:
-    return f"{name} != 0" if t == BOOL else name
+def _c_params(e: Export, prefix: str = "") -> list[str]:
+    """A wrapper's parameters (or context fields): a bool as a u8, a slice as
+    its pointer and its length."""
+    out = []
+    for n, t in e.params:
+        if isinstance(t, SliceT):
+            out += [f"{prefix}{n}: ptr<{t.elem}>", f"{prefix}{slice_length_name(n, e.params)}: i64"]
+        else:
+            out.append(f"{prefix}{n}: {_c_type(t)}")
+    return out
+
+
+def _c_arg(name: str, t: Type, e: Export | None = None, base: str = "") -> str:
+    """The argument the wrapper passes for parameter `name` (read from `base`)."""
+    if isinstance(t, SliceT):
+        return f"slice({base}{name}, {base}{slice_length_name(name, e.params)})"
+    return f"{base}{name} != 0" if t == BOOL else f"{base}{name}"
 
 
 def wrapper_source(exported: list[Export]) -> str:
     """PyCoro source giving each export a C ABI (bool as u8)."""
     out = []
     for e in exported:
-        params = ", ".join(f"{n}: {_c_type(t)}" for n, t in e.params)
-        call = f"{e.name}({', '.join(_c_arg(n, t) for n, t in e.params)})"
+        params = ", ".join(_c_params(e))
+        call = f"{e.name}({', '.join(_c_arg(n, t, e) for n, t in e.params)})"
         if e.item is None:
             ret = "" if e.result == VOID else f" -> {_c_type(e.result)}"
             body = f"{call};" if e.result == VOID else f"return {call}{' as u8' * (e.result == BOOL)};"
@@ -249,9 +285,9 @@ def guarded_source(exported: list[Export]) -> str:
     for e in exported:
         if e.item is None:
             # fields by position (a0, a1, …): a parameter may be called `result`
-            fields = [f"a{i}: {_c_type(t)}" for i, (_, t) in enumerate(e.params)] + \
-                ([] if e.result == VOID else [f"result: {_c_type(e.result)}"])
-            call = f"{e.name}({', '.join(_c_arg(f'c[0].a{i}', t) for i, (_, t) in enumerate(e.params))})"
+            positional = Export(e.name, tuple((f"a{i}", t) for i, (_, t) in enumerate(e.params)), e.result, None)
+            fields = _c_params(positional) + ([] if e.result == VOID else [f"result: {_c_type(e.result)}"])
+            call = f"{e.name}({', '.join(_c_arg(n, t, positional, 'c[0].') for n, t in positional.params)})"
             body = call if e.result == VOID else f"c[0].result = {call}{' as u8' * (e.result == BOOL)}"
             if not fields:
                 out.append(f"fn __export_try_{e.name}(context: ptr<u8>) {{ {body}; }}")

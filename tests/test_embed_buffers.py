@@ -1,0 +1,101 @@
+"""Python buffers into slice parameters (LANGUAGE.md §9 [data]): NumPy arrays,
+`array.array`, `memoryview`, `bytearray`, and `bytes` where the function
+never writes through the slice; without copying; refusals as TypeError."""
+from __future__ import annotations
+
+import array
+import gc
+import weakref
+
+import pytest
+
+import pycoro
+
+np = pytest.importorskip("numpy")   # the buffer protocol needs no NumPy; these tests use it
+
+SOURCE = """
+fn mean(xs: [f64]) -> f64 {
+    var s = 0.0;
+    for v in xs { s += v; }
+    return s / (xs.len() as f64);
+}
+fn scale(xs: [f64], by: f64) { for i in 0..xs.len() { xs[i] *= by; } }
+fn fill_through(xs: [i32], v: i32) { set(xs, v); }
+fn set(xs: [i32], v: i32) { for i in 0..xs.len() { xs[i] = v; } }
+fn count_byte(data: [u8], b: u8) -> i64 { var n = 0; for v in data { if v == b { n += 1; } } return n; }
+fn moving(xs: [f64], k: i64) -> Generator<f64> {
+    for i in 0..xs.len() - k + 1 { yield mean(xs[i..i + k]); }
+}
+fn first(xs: [i64]) -> i64 { return xs[0]; }
+"""
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return pycoro.compile(SOURCE)
+
+
+def test_numpy_arrays_go_in_without_copying(mod):
+    x = np.arange(10.0)
+    assert mod.mean(x) == 4.5
+    mod.scale(x[2:5], 10.0)   # a C-contiguous view: writes land in x
+    assert x.tolist() == [0.0, 1.0, 20.0, 30.0, 40.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+    assert mod.mean(np.ones((2, 3))) == 1.0   # any C-contiguous array: its items in order
+    assert mod.first(np.array([7, 8], dtype=np.int64)) == 7
+
+
+def test_array_memoryview_bytearray_and_bytes(mod):
+    a = array.array("d", [1.0, 2.0, 3.0])
+    mod.scale(a, 2.0)
+    assert a.tolist() == [2.0, 4.0, 6.0]
+    assert mod.mean(memoryview(a)) == 4.0
+    assert mod.count_byte(b"hello", ord("l")) == 2   # read-only: count_byte never writes
+    assert mod.count_byte(bytearray(b"lll"), ord("l")) == 3
+    assert mod.count_byte(memoryview(b"al"), ord("l")) == 1
+    i32 = array.array("i", [0, 0])
+    mod.fill_through(i32, 5)   # writes through a slice it passes on
+    assert i32.tolist() == [5, 5]
+
+
+def _refusal(call) -> str:
+    with pytest.raises(TypeError) as err:
+        call()
+    return str(err.value)
+
+
+def test_a_wrong_item_type_is_a_type_error_naming_the_parameter(mod):
+    message = _refusal(lambda: mod.mean(np.arange(3, dtype=np.int64)))
+    assert message.startswith("argument 1 (`xs: [f64]`) of fn mean(xs: [f64]) -> f64 must be a C-contiguous "
+                              "buffer of f64 (such as a NumPy array of dtype float64), not a buffer of format")
+    assert "not a buffer of format 'f'" in _refusal(lambda: mod.mean(array.array("f", [1.0])))
+    assert _refusal(lambda: mod.mean([1.0, 2.0])).endswith("not list")
+
+
+def test_a_non_contiguous_buffer_is_refused(mod):
+    assert _refusal(lambda: mod.mean(np.arange(6.0)[::2])).endswith(
+        "it is not C-contiguous (numpy.ascontiguousarray makes a copy that is)")
+    assert "not C-contiguous" in _refusal(lambda: mod.mean(memoryview(array.array("d", [1, 2, 3, 4]))[::2]))
+
+
+def test_a_read_only_buffer_is_refused_only_where_the_function_writes(mod):
+    read_only = np.arange(3.0)
+    read_only.flags.writeable = False
+    assert mod.mean(read_only) == 1.0
+    for call in (lambda: mod.scale(read_only, 2.0), lambda: mod.scale(b"12345678", 2.0),
+                 lambda: mod.fill_through(bytes(8), 1)):
+        assert _refusal(call).endswith("it is read-only, and the function writes through it")
+
+
+def test_a_generator_keeps_its_buffer_alive(mod):
+    class Tracked(np.ndarray):
+        pass
+    data = np.arange(6.0).view(Tracked)
+    alive = weakref.ref(data)
+    g = mod.moving(data, 3)
+    del data
+    gc.collect()
+    assert alive() is not None
+    assert list(g) == [1.0, 2.0, 3.0, 4.0]
+    del g
+    gc.collect()
+    assert alive() is None   # released with the frame
