@@ -95,6 +95,7 @@ class Module:
     def __init__(self, compilation: Compilation, cache: bool = True):
         found, code, self._from_cache = compilation.export_object(use_cache=cache)
         self._exports = {e.name: e for e in found}
+        self._unexported = compilation.unexported
         self._loaded = jit.Loaded.from_object(code, targets.native_machine(compilation.options.opt_level, jit=True))
         try_type = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
         # calls that may fault also catch faults (exports.may_fault), at a few system calls per call
@@ -113,6 +114,13 @@ class Module:
         fault too: a stack overflow, a bad pointer)."""
         if self._try[faults](wrapper, context):
             raise PanicError(self._panic_message().decode(errors="replace"))
+
+    def __getattr__(self, name: str):
+        # only for names that are not attributes: a function that is not exported says why
+        why = self.__dict__.get("_unexported", {}).get(name)
+        if why is None:
+            raise AttributeError(f"pycoro module {self.__dict__.get('__name__', '?')!r} has no function {name!r}")
+        raise AttributeError(f"{name!r} cannot be called from Python: {why}")
 
     def __repr__(self) -> str:
         return f"<pycoro module {self.__name__!r}: {', '.join(self._exports) or 'no exports'}>"

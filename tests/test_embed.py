@@ -52,6 +52,31 @@ def test_only_what_python_can_call_is_exported(mod):
     assert "add" in repr(mod)
 
 
+@pytest.mark.parametrize("name, why", [
+    ("generic", "it is generic: Python cannot choose its type arguments; export a function that calls it"),
+    ("by_struct", "parameter `p: P` is a struct: only scalars (`iN uN fN bool`) and slices of them cross to "
+                  "Python and C"),
+    ("fresh", "its result `P` is a struct: only a scalar, nothing, or a Generator or Stream of a scalar "
+              "crosses to Python and C"),
+])
+def test_a_function_that_is_not_exported_says_why(mod, name, why):
+    """LANGUAGE.md §9 / issue 21: no silent omissions."""
+    with pytest.raises(AttributeError) as err:
+        getattr(mod, name)
+    assert str(err.value) == f"{name!r} cannot be called from Python: {why}"
+    with pytest.raises(AttributeError, match="has no function 'range'"):   # the stdlib's are not the program's
+        mod.range
+
+
+def test_a_shared_library_notes_what_it_leaves_out(tmp_path, pycoro):
+    (tmp_path / "m.pc").write_text("struct P { x: i64 }\nfn add(a: i64, b: i64) -> i64 { return a + b; }\n"
+                                   "fn fresh() -> P { return P { x: 1 }; }\n")
+    proc = pycoro("build", "--emit", "shared", "m.pc", "-o", "libm2.so", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ("note: `fresh` is not in the library: its result `P` is a struct: only a scalar, "
+                           "nothing, or a Generator or Stream of a scalar crosses to Python and C\n")
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda m: m.add(1), "fn add(a: i64, b: i64) -> i64 takes 2 arguments, 1 given"),
     (lambda m: m.add(1, "2"), "argument 2 (`b: i64`) of fn add(a: i64, b: i64) -> i64 must be i64, not str"),

@@ -137,6 +137,57 @@ def exports(program: CheckedProgram) -> list[Export]:
     return found
 
 
+def _kind_of(t: Type) -> str:
+    """A type in words, for why it cannot cross."""
+    match t:
+        case StructT():
+            return "a struct"
+        case ArrayT():
+            return "an array"
+        case PtrT():
+            return "a pointer"
+        case SliceT():
+            return "a slice of non-scalars"
+        case PromiseT():
+            return "a coroutine handle"
+    return "not a scalar"
+
+
+def unexported(modules: list[ast.Module], program: CheckedProgram, found: list[Export]) -> dict[str, str]:
+    """Why each top-level function of the program that is not exported is not
+    (LANGUAGE.md §9): asked for from Python, it is an AttributeError saying so;
+    `--emit shared` notes it."""
+    exported = {e.name for e in found}
+    instances = {id(f.decl): f for f in program.functions if f.self_mode is None}
+    reasons = {}
+    for module in modules:
+        for d in module.decls:
+            if not isinstance(d, ast.FnDecl) or d.name in exported or d.name.startswith("__") \
+                    or in_stdlib(d.span.file):
+                continue
+            reasons[d.name] = _reason(d, instances.get(id(d)))
+    return reasons
+
+
+def _reason(d: ast.FnDecl, f: FnInstance | None) -> str:
+    kinds = {"async": "it is an `async fn`: it runs on std/async's scheduler, among other tasks, not as a call",
+             "kernel": "it is a GPU kernel: launch it with pycoro.gpu",
+             "extern": "it is a C function (`extern fn`): call it through ctypes",
+             "intrinsic": "it is an intrinsic of the compiler"}
+    if d.kind in kinds:
+        return kinds[d.kind]
+    if d.generics:
+        return "it is generic: Python cannot choose its type arguments; export a function that calls it"
+    if f is None:
+        return "it did not compile"
+    for name, t in f.params:
+        if not is_exportable_param(t):
+            return (f"parameter `{name}: {t}` is {_kind_of(t)}: only scalars (`iN uN fN bool`) and slices of "
+                    "them cross to Python and C")
+    return (f"its result `{f.ret}` is {_kind_of(f.ret)}: only a scalar, nothing, or a Generator or Stream "
+            "of a scalar crosses to Python and C")
+
+
 def _callees(f: FnInstance):
     for target in f.calls.values():
         if isinstance(target, DirectCall):

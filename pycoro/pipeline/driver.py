@@ -71,6 +71,7 @@ class Compilation:
         self._lowered_ir: dict[bool, str] = {}
         self._optimised: dict[tuple[bool, bool], llvm.ModuleRef] = {}
         self._exports: tuple[list[exports.Export], Compilation] | None = None
+        self.unexported: dict[str, str] = {}   # the top-level functions not exported, and why (exports.unexported)
 
     @classmethod
     def from_file(cls, path: str, options: Options = Options(), warn=None) -> "Compilation":
@@ -337,6 +338,7 @@ class Compilation:
     def _with_exports(self) -> tuple[list[exports.Export], "Compilation"]:
         checker, program = self._checker(need_main=False)
         found = exports.exports(program)
+        self.unexported = exports.unexported(self.parse(), program, found)
         with self.stage("check wrappers"):
             wrappers = parse(f"{exports.wrapper_source(found)}\n{exports.guarded_source(found)}\n", _WRAPPERS)
             reporter = Reporter()
@@ -362,11 +364,12 @@ class Compilation:
             with self.stage("emit"):
                 code = machine.emit_object(module)
             return code, {"exports": [e.to_json() for e in found], "externs": externs,
-                                                 "warnings": self.warnings_text}
+                          "warnings": self.warnings_text, "unexported": self.unexported}
         # an entry whose C functions this process lacks is compiled again, to say so
         code, meta, hit = self.cached_object("module", compile, use_cache,
                                              valid=lambda meta: symbols.all_defined(meta["externs"], "process"))
         self._warn_again(hit, meta)
+        self.unexported = meta.get("unexported", {})
         return [exports.Export.from_json(e) for e in meta["exports"]], code, hit
 
     def require_externs(self, where: str) -> list[str]:
@@ -409,6 +412,9 @@ class Compilation:
             link.write_shared(module, machine, output)
         header = clib.header_path(output, prefix)
         Path(header).write_text(clib.header(found, prefix, self.display))
+        if self.warn is not None:
+            for name, why in self.unexported.items():
+                self.warn(f"note: `{name}` is not in the library: {why}", None)
         return header
 
     def build(self, emit: str, output: str) -> None:
