@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import array
 import ctypes
+import inspect
 import itertools
 import sys
 import warnings
@@ -24,7 +25,7 @@ import weakref
 from pathlib import Path
 
 from .backend import jit, targets
-from .common.diagnostics import CompileWarning, render_all
+from .common.diagnostics import CompileError, CompileWarning, render_all
 from .pipeline.driver import Compilation, Options
 from .frontend.exports import Export
 from .frontend.types import BOOL, VOID, FloatT, IntT, SliceT, Type
@@ -58,7 +59,10 @@ def compile(source: str, name: str = "<string>", opt_level: int = 2, cache: bool
     `cache=False`: compile even if the on-disk cache has this program."""
     found: list = []
     options = Options(opt_level=opt_level, need_main=False)
-    module = Module(Compilation(source, name, Path.cwd(), options, warn=_collect(found)), cache)
+    try:
+        module = Module(Compilation(source, name, Path.cwd(), options, warn=_collect(found)), cache)
+    except CompileError as err:
+        raise err.with_traceback(None) from None   # from the user's call, not from pycoro's insides
     _issue(found)
     return module
 
@@ -66,8 +70,10 @@ def compile(source: str, name: str = "<string>", opt_level: int = 2, cache: bool
 def compile_file(path: str | Path, opt_level: int = 2, cache: bool = True) -> "Module":
     found: list = []
     options = Options(opt_level=opt_level, need_main=False)
-    # a missing file is a CompileError
-    module = Module(Compilation.from_file(str(path), options, warn=_collect(found)), cache)
+    try:   # a missing file is a CompileError too
+        module = Module(Compilation.from_file(str(path), options, warn=_collect(found)), cache)
+    except CompileError as err:
+        raise err.with_traceback(None) from None
     _issue(found)
     return module
 
@@ -250,7 +256,25 @@ def scalar_argument(where, t: Type, a) -> int | float:
     raise TypeError(f"{where} must be {t}, not {type(a).__name__}")
 
 
+def _signature(e: Export) -> inspect.Signature:
+    """The PyCoro signature as Python's (`inspect.signature`, `help()`): the
+    parameters by their names, annotated with their PyCoro types."""
+    params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str(t))
+              for name, t in e.params]
+    returns = e.result_text if e.item is not None or e.result != VOID else None
+    return inspect.Signature(params, return_annotation=returns if returns else inspect.Signature.empty)
+
+
+def _bind(e: Export, signature: inspect.Signature, args: tuple, keywords: dict) -> tuple:
+    """Keyword arguments in their places (Python's own words for a wrong name)."""
+    try:
+        return signature.bind(*args, **keywords).args
+    except TypeError as err:
+        raise TypeError(f"{e.signature}: {err}") from None
+
+
 def _function(module: Module, e: Export):
+    signature = _signature(e)
     if e.item is None:
         fields = [field for i, (_, t) in enumerate(e.params) for field in _c_fields(f"a{i}", t)]
         if e.result != VOID:
@@ -260,8 +284,8 @@ def _function(module: Module, e: Export):
         wrapper = module._address(f"__export_try_{e.name}")
         convert = bool if e.result == BOOL else None
 
-        def call(*args):
-            values, held = _check_args(e, args)
+        def call(*args, **keywords):
+            values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args)
             context = context_type(*values) if context_type else None
             if e.effects:
                 _flush_python()
@@ -281,8 +305,8 @@ def _function(module: Module, e: Export):
         destroy = module._address(f"__export_try_destroy_{e.name}")
         code = _ARRAY_CODES[str(e.item)]
 
-        def call(*args):
-            values, held = _check_args(e, args)
+        def call(*args, **keywords):
+            values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args)
             try:
                 frame = create(*values)   # Generator and Stream are lazy: this runs none of the body
             except BaseException:
@@ -292,7 +316,9 @@ def _function(module: Module, e: Export):
             return GeneratorObject(module, e, frame, fill, destroy, code, held)
     call.__name__ = e.name
     call.__qualname__ = e.name
-    call.__doc__ = e.signature
+    call.__doc__ = f"{e.signature}\n\n{e.doc}" if e.doc else e.signature
+    call.__signature__ = signature
+    call.__module__ = module.__name__
     return call
 
 

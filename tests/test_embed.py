@@ -455,3 +455,36 @@ def test_the_hosts_fault_handler_is_back_after_a_call():
                           capture_output=True, text=True, timeout=120)
     assert proc.stdout == "stack overflow (a recursion too deep, or without end)\n", proc.stderr
     assert proc.returncode == -11 and "Fatal Python error: Segmentation fault" in proc.stderr
+
+
+PYTHONIC = """
+/// The sum of a and b.
+/// (Two lines.)
+fn add(a: i64, b: i64) -> i64 { return a + b; }
+// not a doc comment
+fn sub(a: i64, b: i64) -> i64 { return a - b; }
+fn evens(n: i64) -> Generator<i64> { for i in 0..n { if i % 2 == 0 { yield i; } } }
+"""
+
+
+def test_keywords_signatures_and_doc_comments():
+    """Issue 21 item 4: keyword arguments, inspect.signature and help() show the
+    PyCoro signature, `///` comments are the docstring."""
+    import inspect
+    mod = pycoro.compile(PYTHONIC)
+    assert mod.add(b=2, a=1) == 3 and mod.add(1, b=5) == 6
+    assert list(mod.evens(n=5)) == [0, 2, 4]
+    assert str(inspect.signature(mod.add)) == "(a: 'i64', b: 'i64') -> 'i64'"
+    assert str(inspect.signature(mod.evens)) == "(n: 'i64') -> 'Generator<i64>'"
+    assert mod.add.__doc__ == "fn add(a: i64, b: i64) -> i64\n\nThe sum of a and b.\n(Two lines.)"
+    assert mod.sub.__doc__ == "fn sub(a: i64, b: i64) -> i64"
+    with pytest.raises(TypeError, match=r"^fn add\(a: i64, b: i64\) -> i64: got an unexpected keyword argument 'c'$"):
+        mod.add(1, 2, c=3)
+
+
+def test_a_compile_error_comes_from_the_users_call():
+    import traceback
+    with pytest.raises(pycoro.CompileError) as err:
+        pycoro.compile("fn f() -> i64 { return true; }")
+    frames = traceback.extract_tb(err.value.__traceback__)
+    assert [f.name for f in frames] == ["test_a_compile_error_comes_from_the_users_call", "compile"]

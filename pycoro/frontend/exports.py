@@ -53,6 +53,7 @@ class Export:
     kind: str = "Generator"  # generators: the prelude promise, `Generator` or `Stream`
     faults: bool = True      # may fault rather than panic (may_fault): pycoro.embed then catches faults
     written: tuple[str, ...] = ()   # slice parameters it may write through (others accept read-only buffers)
+    doc: str = ""            # its `///` comment lines, without the slashes (Python's docstring)
 
     @property
     def result_text(self) -> str:
@@ -81,14 +82,16 @@ class Export:
     def to_json(self) -> dict:
         return {"name": self.name, "params": [[n, str(t)] for n, t in self.params],
                 "result": str(self.result), "item": None if self.item is None else str(self.item),
-                "effects": self.effects, "kind": self.kind, "faults": self.faults, "written": list(self.written)}
+                "effects": self.effects, "kind": self.kind, "faults": self.faults, "written": list(self.written),
+                "doc": self.doc}
 
     @classmethod
     def from_json(cls, data: dict) -> "Export":
         item = None if data["item"] is None else PRIMITIVES[data["item"]]
         result = VOID if item is not None else PRIMITIVES[data["result"]]
         return cls(data["name"], tuple((n, _param_type(t)) for n, t in data["params"]), result, item,
-                   data["effects"], data["kind"], data.get("faults", True), tuple(data.get("written", ())))
+                   data["effects"], data["kind"], data.get("faults", True), tuple(data.get("written", ())),
+                   data.get("doc", ""))
 
 
 def _param_type(text: str) -> Type:
@@ -122,7 +125,20 @@ def _generated_item(t: Type) -> Type | None:
     return None
 
 
-def exports(program: CheckedProgram) -> list[Export]:
+def doc_comment(lines: list[str], decl_line: int) -> str:
+    """The `///` lines right above line `decl_line` (1-based) of a file, as the
+    text of a docstring (Rust's doc comments; `//` comments are not docs)."""
+    docs = []
+    i = decl_line - 2
+    while i >= 0 and lines[i].lstrip().startswith("///"):
+        text = lines[i].lstrip()[3:]
+        docs.append(text[1:] if text.startswith(" ") else text)
+        i -= 1
+    return "\n".join(reversed(docs))
+
+
+def exports(program: CheckedProgram, texts: dict[str, str] | None = None) -> list[Export]:
+    """`texts`: the program's files (their `///` comments become docstrings)."""
     found = []
     for f in program.functions:
         d = f.decl
@@ -132,8 +148,11 @@ def exports(program: CheckedProgram) -> list[Export]:
         item = _generated_item(f.ret)
         if all(is_exportable_param(t) for _, t in f.params) and (is_scalar(f.ret) or f.ret == VOID or item):
             written = tuple(n for i, (n, t) in enumerate(f.params) if isinstance(t, SliceT) and i in f.written_params)
+            text = (texts or {}).get(d.span.file)
+            doc = doc_comment(text.splitlines(), d.span.line) if text else ""
             found.append(Export(d.name, tuple(f.params), VOID if item else f.ret, item, has_effects(f),
-                                f.ret.decl.name if item else "Generator", may_fault(f, program.layouts), written))
+                                f.ret.decl.name if item else "Generator", may_fault(f, program.layouts), written,
+                                doc))
     return found
 
 

@@ -337,7 +337,7 @@ class Compilation:
 
     def _with_exports(self) -> tuple[list[exports.Export], "Compilation"]:
         checker, program = self._checker(need_main=False)
-        found = exports.exports(program)
+        found = exports.exports(program, self.sources.texts)
         self.unexported = exports.unexported(self.parse(), program, found)
         with self.stage("check wrappers"):
             wrappers = parse(f"{exports.wrapper_source(found)}\n{exports.guarded_source(found)}\n", _WRAPPERS)
