@@ -16,6 +16,7 @@ prints interleave with the consumer's as they would in Python.
 from __future__ import annotations
 
 import array
+import collections
 import ctypes
 import inspect
 import itertools
@@ -27,7 +28,7 @@ from pathlib import Path
 from .backend import jit, targets
 from .common.diagnostics import CompileError, CompileWarning, render_all
 from .pipeline.driver import Compilation, Options
-from .frontend.exports import Export
+from .frontend.exports import Export, ExportStruct
 from .frontend.types import BOOL, VOID, FloatT, IntT, SliceT, Type
 
 # Values per native call for a generator that may run ahead: the first call
@@ -146,12 +147,55 @@ def _check_args(e: Export, args: tuple) -> tuple[list, list["Buffer"]]:
                 buffer = Buffer(_Where(e, i), t.elem, a, writable=name in e.written)
                 held.append(buffer)
                 values += [buffer.address, buffer.length]
+            elif isinstance(t, ExportStruct):
+                values.append(struct_argument(_Where(e, i), t, a))
             else:
                 values.append(scalar_argument(_Where(e, i), t, a))
     except BaseException:
         _release(held)
         raise
     return values, held
+
+
+def struct_argument(where, t: ExportStruct, a) -> ctypes.Structure:
+    """A tuple (or named tuple, or any sequence) of a struct's fields in order,
+    checked field by field, as the struct's C layout."""
+    if isinstance(a, (str, bytes)) or not hasattr(a, "__len__") or len(a) != len(t.fields):
+        raise TypeError(f"{where} must be a tuple of {len(t.fields)} fields "
+                        f"({', '.join(f'{n}: {ft}' for n, ft in t.fields)}), not {type(a).__name__}")
+    values = []
+    for (name, ft), v in zip(t.fields, a):
+        inner = f"{where}, field `{name}`"
+        values.append(struct_argument(inner, ft, v) if isinstance(ft, ExportStruct) else scalar_argument(inner, ft, v))
+    return struct_ctype(t)(*values)
+
+
+_STRUCT_TYPES: dict[ExportStruct, tuple[type, type]] = {}
+
+
+def _struct_types(t: ExportStruct) -> tuple[type, type]:
+    """The ctypes Structure of a struct (its C layout, as PyCoro lays it out) and
+    the named tuple Python receives it as."""
+    found = _STRUCT_TYPES.get(t)
+    if found is None:
+        fields = [(n, struct_ctype(ft) if isinstance(ft, ExportStruct) else C_TYPES[str(ft)]) for n, ft in t.fields]
+        name = "".join(ch if ch.isalnum() else "_" for ch in t.name).strip("_")
+        found = _STRUCT_TYPES[t] = (type(name, (ctypes.Structure,), {"_fields_": fields}),
+                                    collections.namedtuple(name, [n for n, _ in t.fields], rename=True))
+    return found
+
+
+def struct_ctype(t: ExportStruct) -> type:
+    return _struct_types(t)[0]
+
+
+def struct_result(t: ExportStruct, value: ctypes.Structure):
+    """A struct from compiled code as a named tuple with its field names."""
+    fields = []
+    for name, ft in t.fields:
+        v = getattr(value, name)
+        fields.append(struct_result(ft, v) if isinstance(ft, ExportStruct) else (bool(v) if ft == BOOL else v))
+    return _struct_types(t)[1](*fields)
 
 
 def _release(held: list["Buffer"]) -> None:
@@ -278,7 +322,7 @@ def _function(module: Module, e: Export):
     if e.item is None:
         fields = [field for i, (_, t) in enumerate(e.params) for field in _c_fields(f"a{i}", t)]
         if e.result != VOID:
-            fields.append(("result", C_TYPES[str(e.result)]))
+            fields += _c_fields("result", e.result)
         # the arguments and the result travel in a struct (exports.guarded_source)
         context_type = type(f"Call_{e.name}", (ctypes.Structure,), {"_fields_": fields}) if fields else None
         wrapper = module._address(f"__export_try_{e.name}")
@@ -297,18 +341,22 @@ def _function(module: Module, e: Export):
                     _flush_c()
             if e.result == VOID:
                 return None
+            if isinstance(e.result, ExportStruct):
+                return struct_result(e.result, context.result)
             return convert(context.result) if convert else context.result
     else:
-        argtypes = [c for _, t in e.params for _, c in _c_fields("", t)]
+        # the create wrapper takes a struct by address (pycoro's convention for aggregates)
+        argtypes = [ctypes.c_void_p if isinstance(t, ExportStruct) else c
+                    for _, t in e.params for _, c in _c_fields("", t)]
         create = ctypes.PYFUNCTYPE(ctypes.c_void_p, *argtypes)(module._address(f"__export_{e.name}"))
         fill = module._address(f"__export_try_fill_{e.name}")
         destroy = module._address(f"__export_try_destroy_{e.name}")
-        code = _ARRAY_CODES[str(e.item)]
+        code = e.item if isinstance(e.item, ExportStruct) else _ARRAY_CODES[str(e.item)]
 
         def call(*args, **keywords):
             values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args)
-            try:
-                frame = create(*values)   # Generator and Stream are lazy: this runs none of the body
+            try:   # Generator and Stream are lazy: this runs none of the body (the frame copies its arguments)
+                frame = create(*(ctypes.addressof(v) if isinstance(v, ctypes.Structure) else v for v in values))
             except BaseException:
                 _release(held)
                 raise
@@ -327,6 +375,8 @@ def _c_fields(name: str, t: Type) -> list[tuple[str, type]]:
     u8), a slice as its address and its length."""
     if isinstance(t, SliceT):
         return [(name, ctypes.c_void_p), (f"{name}_len", ctypes.c_int64)]
+    if isinstance(t, ExportStruct):
+        return [(name, struct_ctype(t))]
     return [(name, C_TYPES[str(t)])]
 
 
@@ -354,14 +404,21 @@ class GeneratorObject:
         # Iteration drains batches in C (itertools.chain), one native call per batch.
         self._items = itertools.chain.from_iterable(self._batches())
 
+    def _new_buffer(self, cap: int):
+        """Where a batch of values comes back: an array.array of scalars (slicing
+        one copies in C), or a ctypes array of a struct."""
+        if isinstance(self._code, ExportStruct):
+            return (struct_ctype(self._code) * cap)()
+        return array.array(self._code, bytes(array.array(self._code).itemsize * cap))
+
     def _batches(self):
         effects = self._export.effects
-        buf = array.array(self._code)   # values come back through an array.array: slicing one copies in C
+        buf = self._new_buffer(0)
         context = _Fill(ctypes.addressof(self._slot), 0, 0, 0)
         for cap in batch_sizes(self._export):
             if len(buf) < cap:
-                buf = array.array(self._code, bytes(buf.itemsize * cap))
-            context.buf, context.cap = buf.buffer_info()[0], cap
+                buf = self._new_buffer(cap)
+            context.buf, context.cap = ctypes.addressof(buf) if isinstance(buf, ctypes.Array) else buf.buffer_info()[0], cap
             if self._closed:
                 raise ValueError(f"{self._export.name}: generator used after close()")
             if effects:
@@ -387,7 +444,9 @@ class GeneratorObject:
                 self._finalizer()   # exhausted: destroy the frame now (not `closed`: next() says StopIteration)
                 return
 
-    def _values(self, buf: array.array, n: int):
+    def _values(self, buf, n: int):
+        if isinstance(self._code, ExportStruct):
+            return [struct_result(self._code, buf[i]) for i in range(n)]
         return [bool(v) for v in buf[:n]] if self._as_bool else buf[:n]
 
     def __iter__(self):

@@ -28,6 +28,9 @@ fn counted(n: i64) -> Generator<i64> { for i in 0..n { calls += 1; yield calls; 
 fn generic<T>(x: T) -> T { return x; }
 fn by_struct(p: P) -> i64 { return p.x; }
 fn fresh() -> P { return P { x: 1 }; }
+struct Q { p: ptr<i64> }
+fn by_pointer(p: ptr<i64>) -> i64 { return p[0]; }
+fn fresh_q() -> Q { return Q { p: null }; }
 """
 
 
@@ -47,17 +50,17 @@ def test_scalar_functions(mod):
 
 
 def test_only_what_python_can_call_is_exported(mod):
-    for name in ("generic", "by_struct", "fresh", "range", "sum", "block_on"):
+    for name in ("generic", "by_pointer", "fresh_q", "range", "sum", "block_on"):
         assert not hasattr(mod, name), name
     assert "add" in repr(mod)
 
 
 @pytest.mark.parametrize("name, why", [
     ("generic", "it is generic: Python cannot choose its type arguments; export a function that calls it"),
-    ("by_struct", "parameter `p: P` is a struct: only scalars (`iN uN fN bool`) and slices of them cross to "
-                  "Python and C"),
-    ("fresh", "its result `P` is a struct: only a scalar, nothing, or a Generator or Stream of a scalar "
-              "crosses to Python and C"),
+    ("by_pointer", "parameter `p: ptr<i64>` is a pointer: only scalars (`iN uN fN bool`), structs of them and "
+                   "slices of scalars cross to Python and C"),
+    ("fresh_q", "its result `Q` is a struct with a field that does not cross: only a scalar, a struct of them, "
+                "nothing, or a Generator or Stream of one of those crosses to Python and C"),
 ])
 def test_a_function_that_is_not_exported_says_why(mod, name, why):
     """LANGUAGE.md §9 / issue 21: no silent omissions."""
@@ -69,12 +72,12 @@ def test_a_function_that_is_not_exported_says_why(mod, name, why):
 
 
 def test_a_shared_library_notes_what_it_leaves_out(tmp_path, pycoro):
-    (tmp_path / "m.pc").write_text("struct P { x: i64 }\nfn add(a: i64, b: i64) -> i64 { return a + b; }\n"
-                                   "fn fresh() -> P { return P { x: 1 }; }\n")
+    (tmp_path / "m.pc").write_text("fn add(a: i64, b: i64) -> i64 { return a + b; }\n"
+                                   "fn at(p: ptr<i64>) -> i64 { return p[0]; }\n")
     proc = pycoro("build", "--emit", "shared", "m.pc", "-o", "libm2.so", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr == ("note: `fresh` is not in the library: its result `P` is a struct: only a scalar, "
-                           "nothing, or a Generator or Stream of a scalar crosses to Python and C\n")
+    assert proc.stderr == ("note: `at` is not in the library: parameter `p: ptr<i64>` is a pointer: only scalars "
+                           "(`iN uN fN bool`), structs of them and slices of scalars cross to Python and C\n")
 
 
 @pytest.mark.parametrize("call, message", [
@@ -488,3 +491,39 @@ def test_a_compile_error_comes_from_the_users_call():
         pycoro.compile("fn f() -> i64 { return true; }")
     frames = traceback.extract_tb(err.value.__traceback__)
     assert [f.name for f in frames] == ["test_a_compile_error_comes_from_the_users_call", "compile"]
+
+
+STRUCTS = """
+struct Point { x: f64, y: f64 }
+struct Seg { a: Point, b: Point, closed: bool }
+fn norm2(p: Point) -> f64 { return p.x * p.x + p.y * p.y; }
+fn flip(s: Seg) -> Seg { return Seg { a: s.b, b: s.a, closed: !s.closed }; }
+fn walk(start: Point, n: i64) -> Generator<Point> {
+    var p = start;
+    for i in 0..n { yield p; p.x += 1.0; }
+}
+fn loud(n: i64) -> Generator<Seg> {
+    for i in 0..n { print("loud", i); yield Seg { a: Point { x: 0.0, y: 0.0 }, b: Point { x: 1.0, y: 1.0 }, closed: i == 1 }; }
+}
+"""
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_structs_cross_as_named_tuples(cache, capfd):
+    """Issue 21 item 3 (LANGUAGE.md §9 [data]): a struct of scalars (or of such
+    structs) goes in as a tuple or named tuple and comes back as a named tuple
+    with its field names, for calls and as a generator's values."""
+    for _ in range(2 if cache else 1):   # the second from the cache's entry
+        mod = pycoro.compile(STRUCTS, cache=cache)
+    assert mod.norm2((3.0, 4.0)) == 25.0
+    seg = mod.flip(((0.0, 0.0), (2.0, 4.0), True))
+    assert seg == ((2.0, 4.0), (0.0, 0.0), False)
+    assert type(seg).__name__ == "Seg" and seg.a.x == 2.0 and seg.closed is False
+    assert mod.norm2(seg.a) == 20.0   # a named tuple goes back in
+    assert [p.x for p in mod.walk((1.0, 2.0), 3)] == [1.0, 2.0, 3.0]
+    assert [s.closed for s in mod.loud(2)] == [False, True]   # one step per value: it prints
+    assert capfd.readouterr().out == "loud 0\nloud 1\n"
+    with pytest.raises(TypeError, match=r"must be a tuple of 2 fields \(x: f64, y: f64\), not tuple"):
+        mod.norm2((1.0,))
+    with pytest.raises(TypeError, match=r"field `x` must be f64, not str"):
+        mod.norm2(("a", 1.0))

@@ -295,3 +295,50 @@ def test_a_slice_parameter_is_a_pointer_and_a_length_in_c(tmp_path, pycoro):
     assert build.returncode == 0, build.stderr
     run = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, timeout=60)
     assert (run.returncode, run.stdout) == (0, "18.25 40.0\n3 5 7 \n"), run.stderr
+
+
+STRUCTS = """
+struct Point { x: f64, y: f64 }
+struct Seg { a: Point, b: Point, closed: bool }
+fn norm2(p: Point) -> f64 { return p.x * p.x + p.y * p.y; }
+fn flip(s: Seg) -> Seg { return Seg { a: s.b, b: s.a, closed: !s.closed }; }
+fn walk(start: Point, n: i64) -> Generator<Point> {
+    var p = start;
+    for i in 0..n { yield p; p.x += 1.0; }
+}
+"""
+
+STRUCTS_C = """\
+#include <stdio.h>
+#include "st.h"
+int main(void) {
+    st_Point p = {3.0, 4.0};
+    st_Seg s = {{0.0, 0.0}, {2.0, 4.0}, true}, f;
+    st_flip(&f, &s);
+    printf("%.1f %.1f %.1f %d\\n", st_norm2(&p), f.a.x, f.a.y, f.closed);
+    st_walk_gen g = st_walk_create(&p, 3);
+    st_Point v;
+    while (st_walk_next(&g)) { st_walk_value(&v, &g); printf("%.1f ", v.x); }
+    st_walk_destroy(&g);
+    printf("\\n");
+    return 0;
+}
+"""
+
+
+def test_a_struct_is_a_typedef_passed_by_pointer_in_c(tmp_path, pycoro):
+    """docs/c-abi.md: a struct is a typedef of its fields; it goes in by pointer
+    and comes back through a first `result` parameter."""
+    (tmp_path / "st.pc").write_text(STRUCTS)
+    proc = pycoro("build", "--emit", "shared", "st.pc", "-o", "libst.so", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    header = (tmp_path / "st.h").read_text()
+    assert "typedef struct { st_Point a; st_Point b; bool closed; } st_Seg;   /* Seg */" in header
+    assert "void st_flip(st_Seg *result, const st_Seg *s);" in header
+    assert "void st_walk_value(st_Point *result, const st_walk_gen *g);" in header
+    (tmp_path / "main.c").write_text(STRUCTS_C)
+    build = subprocess.run([c_compiler(), "-std=c11", "-Wall", "-Werror", "main.c", "-L.", "-lst",
+                            "-Wl,-rpath,$ORIGIN", "-o", "main"], cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout) == (0, "25.0 2.0 4.0 0\n3.0 4.0 5.0 \n"), run.stderr

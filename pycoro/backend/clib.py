@@ -23,7 +23,7 @@ from pathlib import Path
 import llvmlite.binding as llvm
 
 from ..common.diagnostics import CompileError, Diagnostic
-from ..frontend.exports import GENERATOR_STEPS, Export, slice_length_name
+from ..frontend.exports import GENERATOR_STEPS, Export, ExportStruct, slice_length_name
 from ..frontend.types import SliceT, Type
 
 _C_SCALARS = {**{f"i{b}": f"int{b}_t" for b in (8, 16, 32, 64)},
@@ -81,21 +81,50 @@ def expose(module: llvm.ModuleRef, names: dict[str, str]) -> None:
             var.linkage = "internal"
 
 
-def _c(t: Type) -> str:
-    return _C_SCALARS[str(t)]
+class _Names:
+    """C spellings of the export's types, under one library prefix."""
 
+    def __init__(self, prefix: str):
+        self.prefix = prefix
 
-def _params(e: Export) -> str:
-    """C's parameter list: a slice `xs: [T]` is `T *xs, int64_t xs_len` (`const T *`
-    when the function never writes through it)."""
-    out = []
-    for name, t in e.params:
-        if isinstance(t, SliceT):
-            const = "" if name in e.written else "const "
-            out += [f"{const}{_c(t.elem)} *{name}", f"int64_t {slice_length_name(name, e.params)}"]
-        else:
-            out.append(f"{_c(t)} {name}")
-    return ", ".join(out) or "void"
+    def c(self, t: Type) -> str:
+        if isinstance(t, ExportStruct):   # `Pair<i64>` → `PREFIX_Pair_i64`
+            return f"{self.prefix}_" + re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", t.name)).strip("_")
+        return _C_SCALARS[str(t)]
+
+    def params(self, e: Export, result: Type | None = None) -> str:
+        """C's parameter list: a slice `xs: [T]` is `T *xs, int64_t xs_len` (`const T *`
+        when the function never writes through it); a struct goes by pointer, and
+        a struct `result` comes back through a first parameter (pycoro's own
+        convention for aggregates, middle/irgen/module.py's `signature`)."""
+        out = [f"{self.c(result)} *result"] if isinstance(result, ExportStruct) else []
+        for name, t in e.params:
+            if isinstance(t, SliceT):
+                const = "" if name in e.written else "const "
+                out += [f"{const}{self.c(t.elem)} *{name}", f"int64_t {slice_length_name(name, e.params)}"]
+            elif isinstance(t, ExportStruct):
+                out.append(f"const {self.c(t)} *{name}")
+            else:
+                out.append(f"{self.c(t)} {name}")
+        return ", ".join(out) or "void"
+
+    def typedefs(self, exported: list[Export]) -> list[str]:
+        """Each struct the exports use, inner ones first."""
+        done: dict[str, None] = {}
+        out: list[str] = []
+
+        def visit(t: Type) -> None:
+            if not isinstance(t, ExportStruct) or t.name in done:
+                return
+            for _, ft in t.fields:
+                visit(ft)
+            done[t.name] = None
+            fields = " ".join(f"{self.c(ft)} {n};" for n, ft in t.fields)
+            out.append(f"typedef struct {{ {fields} }} {self.c(t)};   /* {t.name} */")
+        for e in exported:
+            for t in (*(t for _, t in e.params), e.result, e.item):
+                visit(t)
+        return out + ([""] if out else [])
 
 
 def header(exported: list[Export], prefix: str, source: str) -> str:
@@ -111,16 +140,21 @@ def header(exported: list[Export], prefix: str, source: str) -> str:
            f"#ifndef {guard}", f"#define {guard}", "",
            "#include <stdbool.h>", "#include <stdint.h>", "",
            "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
+    names = _Names(prefix)
+    out += names.typedefs(exported)
     for e in exported:
         out.append(f"/* {e.signature} */")
         if e.item is None:
-            out += [f"{_c(e.result)} {prefix}_{e.name}({_params(e)});", ""]
+            returns = "void" if isinstance(e.result, ExportStruct) else names.c(e.result)
+            out += [f"{returns} {prefix}_{e.name}({names.params(e, e.result)});", ""]
             continue
-        name, item = f"{prefix}_{e.name}", _c(e.item)
+        name, item = f"{prefix}_{e.name}", names.c(e.item)
+        value = f"void {name}_value({item} *result, const {name}_gen *g);" if isinstance(e.item, ExportStruct) \
+            else f"{item} {name}_value(const {name}_gen *g);"
         out += [f"typedef struct {{ void *frame; }} {name}_gen;",
-                f"{name}_gen {name}_create({_params(e)});",
+                f"{name}_gen {name}_create({names.params(e)});",
                 f"bool {name}_next({name}_gen *g);",
-                f"{item} {name}_value(const {name}_gen *g);",
+                value,
                 f"int64_t {name}_fill({name}_gen *g, {item} *buf, int64_t cap);",
                 f"void {name}_destroy({name}_gen *g);", ""]
     out += ["/* Coroutine frames allocated and not yet freed (0 once every generator is destroyed). */",

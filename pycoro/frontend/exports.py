@@ -44,6 +44,48 @@ GENERATOR_STEPS = ("next", "value", "fill", "destroy")   # the wrappers a genera
 
 
 @record(frozen=True)
+class ExportStruct(Type):
+    """A struct that crosses to Python and C (its fields scalars or such structs),
+    as plain data: its PyCoro name (`Point`, `Pair<i64>`) and its fields."""
+    __hash__ = Type.__hash__
+    name: str
+    fields: tuple[tuple[str, Type], ...]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _crossing(t: Type, layouts: StructLayouts) -> Type | None:
+    """`t` as it crosses (a StructT as an ExportStruct), or None when it cannot:
+    scalars, and structs of scalars or such structs."""
+    if is_scalar(t):
+        return t
+    if isinstance(t, StructT) and layouts.fields(t):
+        fields = tuple((n, _crossing(ft, layouts)) for n, ft in layouts.fields(t))
+        return ExportStruct(str(t), fields) if all(ft is not None for _, ft in fields) else None
+    return None
+
+
+def _param_crossing(t: Type, layouts: StructLayouts) -> Type | None:
+    """A parameter's: a scalar, a struct of them, or a slice of scalars."""
+    if isinstance(t, SliceT) and is_scalar(t.elem):
+        return t
+    return _crossing(t, layouts)
+
+
+def _type_to_json(t: Type):
+    if isinstance(t, ExportStruct):
+        return {"struct": t.name, "fields": [[n, _type_to_json(ft)] for n, ft in t.fields]}
+    return str(t)
+
+
+def _type_from_json(data) -> Type:
+    if isinstance(data, dict):
+        return ExportStruct(data["struct"], tuple((n, _type_from_json(ft)) for n, ft in data["fields"]))
+    return SliceT(PRIMITIVES[data[1:-1]]) if data.startswith("[") else PRIMITIVES[data]
+
+
+@record(frozen=True)
 class Export:
     name: str
     params: tuple[tuple[str, Type], ...]
@@ -80,28 +122,18 @@ class Export:
 
     # An export survives in a cache as plain data: its types are all primitives.
     def to_json(self) -> dict:
-        return {"name": self.name, "params": [[n, str(t)] for n, t in self.params],
-                "result": str(self.result), "item": None if self.item is None else str(self.item),
+        return {"name": self.name, "params": [[n, _type_to_json(t)] for n, t in self.params],
+                "result": _type_to_json(self.result), "item": None if self.item is None else _type_to_json(self.item),
                 "effects": self.effects, "kind": self.kind, "faults": self.faults, "written": list(self.written),
                 "doc": self.doc}
 
     @classmethod
     def from_json(cls, data: dict) -> "Export":
-        item = None if data["item"] is None else PRIMITIVES[data["item"]]
-        result = VOID if item is not None else PRIMITIVES[data["result"]]
-        return cls(data["name"], tuple((n, _param_type(t)) for n, t in data["params"]), result, item,
+        item = None if data["item"] is None else _type_from_json(data["item"])
+        result = VOID if item is not None else _type_from_json(data["result"])
+        return cls(data["name"], tuple((n, _type_from_json(t)) for n, t in data["params"]), result, item,
                    data["effects"], data["kind"], data.get("faults", True), tuple(data.get("written", ())),
                    data.get("doc", ""))
-
-
-def _param_type(text: str) -> Type:
-    """A parameter's type from its text: a scalar, or a slice of one (`[f64]`)."""
-    return SliceT(PRIMITIVES[text[1:-1]]) if text.startswith("[") else PRIMITIVES[text]
-
-
-def is_exportable_param(t: Type) -> bool:
-    """A scalar, or a slice of scalars (a pointer and a length in C; a buffer from Python)."""
-    return is_scalar(t) or (isinstance(t, SliceT) and is_scalar(t.elem))
 
 
 def slice_length_name(name: str, params) -> str:
@@ -117,11 +149,10 @@ def slice_length_name(name: str, params) -> str:
 _DESTROY = {"Generator": "g[0].handle().destroy()", "Stream": "g[0].__destroy()"}
 
 
-def _generated_item(t: Type) -> Type | None:
-    """T for a `Generator<T>` or `Stream<T>` of a scalar T."""
-    if isinstance(t, PromiseT) and t.decl.name in _DESTROY and in_stdlib(t.decl.span.file) \
-            and t.args and is_scalar(t.args[0]):
-        return t.args[0]
+def _generated_item(t: Type, layouts: StructLayouts) -> Type | None:
+    """T for a `Generator<T>` or `Stream<T>` of a T that crosses."""
+    if isinstance(t, PromiseT) and t.decl.name in _DESTROY and in_stdlib(t.decl.span.file) and t.args:
+        return _crossing(t.args[0], layouts)
     return None
 
 
@@ -145,12 +176,14 @@ def exports(program: CheckedProgram, texts: dict[str, str] | None = None) -> lis
         if d.kind != "fn" or d.generics or f.self_mode is not None or f.display != d.name \
                 or in_stdlib(d.span.file) or d.name.startswith("__"):
             continue
-        item = _generated_item(f.ret)
-        if all(is_exportable_param(t) for _, t in f.params) and (is_scalar(f.ret) or f.ret == VOID or item):
+        item = _generated_item(f.ret, program.layouts)
+        params = tuple((n, _param_crossing(t, program.layouts)) for n, t in f.params)
+        result = VOID if f.ret == VOID else _crossing(f.ret, program.layouts)
+        if all(t is not None for _, t in params) and (result is not None or item):
             written = tuple(n for i, (n, t) in enumerate(f.params) if isinstance(t, SliceT) and i in f.written_params)
             text = (texts or {}).get(d.span.file)
             doc = doc_comment(text.splitlines(), d.span.line) if text else ""
-            found.append(Export(d.name, tuple(f.params), VOID if item else f.ret, item, has_effects(f),
+            found.append(Export(d.name, params, VOID if item else result, item, has_effects(f),
                                 f.ret.decl.name if item else "Generator", may_fault(f, program.layouts), written,
                                 doc))
     return found
@@ -160,7 +193,7 @@ def _kind_of(t: Type) -> str:
     """A type in words, for why it cannot cross."""
     match t:
         case StructT():
-            return "a struct"
+            return "a struct with a field that does not cross"
         case ArrayT():
             return "an array"
         case PtrT():
@@ -184,11 +217,11 @@ def unexported(modules: list[ast.Module], program: CheckedProgram, found: list[E
             if not isinstance(d, ast.FnDecl) or d.name in exported or d.name.startswith("__") \
                     or in_stdlib(d.span.file):
                 continue
-            reasons[d.name] = _reason(d, instances.get(id(d)))
+            reasons[d.name] = _reason(d, instances.get(id(d)), program.layouts)
     return reasons
 
 
-def _reason(d: ast.FnDecl, f: FnInstance | None) -> str:
+def _reason(d: ast.FnDecl, f: FnInstance | None, layouts: StructLayouts) -> str:
     kinds = {"async": "it is an `async fn`: it runs on std/async's scheduler, among other tasks, not as a call",
              "kernel": "it is a GPU kernel: launch it with pycoro.gpu",
              "extern": "it is a C function (`extern fn`): call it through ctypes",
@@ -200,11 +233,11 @@ def _reason(d: ast.FnDecl, f: FnInstance | None) -> str:
     if f is None:
         return "it did not compile"
     for name, t in f.params:
-        if not is_exportable_param(t):
-            return (f"parameter `{name}: {t}` is {_kind_of(t)}: only scalars (`iN uN fN bool`) and slices of "
-                    "them cross to Python and C")
-    return (f"its result `{f.ret}` is {_kind_of(f.ret)}: only a scalar, nothing, or a Generator or Stream "
-            "of a scalar crosses to Python and C")
+        if _param_crossing(t, layouts) is None:
+            return (f"parameter `{name}: {t}` is {_kind_of(t)}: only scalars (`iN uN fN bool`), structs of them "
+                    "and slices of scalars cross to Python and C")
+    return (f"its result `{f.ret}` is {_kind_of(f.ret)}: only a scalar, a struct of them, nothing, or a "
+            "Generator or Stream of one of those crosses to Python and C")
 
 
 def _callees(f: FnInstance):
