@@ -6,11 +6,19 @@
 
 `pycoro.compile` / `pycoro.compile_file` are pycoro.embed's (LANGUAGE.md §9);
 `pycoro.gpu` launches kernels. Both load LLVM, so they are imported on first use.
+In IPython or Jupyter, `%load_ext pycoro` adds the `%%pycoro` cell magic
+(pycoro/ipython.py).
 """
 from .common.diagnostics import CompileError, CompileWarning
 
 __version__ = "0.1.0"
 __all__ = ["CompileError", "CompileWarning", "PanicError", "__version__", "compile", "compile_file"]
+
+
+def load_ipython_extension(shell) -> None:
+    """`%load_ext pycoro`: the `%%pycoro` cell magic."""
+    from .ipython import load_ipython_extension as load
+    load(shell)
 
 
 def __getattr__(name: str):
