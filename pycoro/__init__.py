@@ -11,6 +11,9 @@ In IPython or Jupyter, `%load_ext pycoro` adds the `%%pycoro` cell magic
 """
 from .common.diagnostics import CompileError, CompileWarning
 
+# Users meet them as pycoro.CompileError (tracebacks, repr, pickling), not by where they live.
+CompileError.__module__ = CompileWarning.__module__ = "pycoro"
+
 __version__ = "0.1.0"
 __all__ = ["CompileError", "CompileWarning", "PanicError", "__version__", "compile", "compile_file"]
 

@@ -98,6 +98,9 @@ class PanicError(RuntimeError):
     gen.pc:3:12`)."""
 
 
+PanicError.__module__ = "pycoro"   # met as pycoro.PanicError
+
+
 class Module:
     def __init__(self, compilation: Compilation, cache: bool = True):
         found, code, self._from_cache = compilation.export_object(use_cache=cache)
