@@ -250,17 +250,23 @@ def test_a_stream_has_the_same_c_abi(tmp_path):
     assert lib.streams_live_frames() == 0
 
 
-SLICES = """
-fn mean(xs: [f64]) -> f64 {
-    var s = 0.0;
-    for v in xs { s += v; }
-    return s / (xs.len() as f64);
-}
-fn scale(xs: [f64], by: f64) { for i in 0..xs.len() { xs[i] *= by; } }
-fn windows(xs: [i32], k: i64) -> Generator<i32> {
-    for i in 0..xs.len() - k + 1 { var s: i32 = 0; for v in xs[i..i + k] { s += v; } yield s; }
-}
-"""
+from crossing_programs import SLICES, STRUCTS  # noqa: E402  (shared with test_embed*)
+
+
+def _library_and_c_program(tmp_path, pycoro, prefix: str, source: str, c_program: str) -> tuple[str, str]:
+    """Build `source` as lib{prefix}.so, then a C program against its header;
+    the header's text and what the program prints."""
+    (tmp_path / f"{prefix}.pc").write_text(source)
+    proc = pycoro("build", "--emit", "shared", f"{prefix}.pc", "-o", f"lib{prefix}.so", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (tmp_path / "main.c").write_text(c_program)
+    build = subprocess.run([c_compiler(), "-std=c11", "-Wall", "-Werror", "main.c", "-L.", f"-l{prefix}",
+                            "-Wl,-rpath,$ORIGIN", "-o", "main"], cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    return (tmp_path / f"{prefix}.h").read_text(), run.stdout
+
 
 SLICES_C = """\
 #include <stdio.h>
@@ -282,31 +288,12 @@ int main(void) {
 def test_a_slice_parameter_is_a_pointer_and_a_length_in_c(tmp_path, pycoro):
     """docs/c-abi.md: `xs: [T]` is `T *xs, int64_t xs_len`, `const` where the
     function never writes through it."""
-    (tmp_path / "sl.pc").write_text(SLICES)
-    proc = pycoro("build", "--emit", "shared", "sl.pc", "-o", "libsl.so", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    header = (tmp_path / "sl.h").read_text()
+    header, out = _library_and_c_program(tmp_path, pycoro, "sl", SLICES, SLICES_C)
     assert "double sl_mean(const double *xs, int64_t xs_len);" in header
     assert "void sl_scale(double *xs, int64_t xs_len, double by);" in header
     assert "sl_windows_gen sl_windows_create(const int32_t *xs, int64_t xs_len, int64_t k);" in header
-    (tmp_path / "main.c").write_text(SLICES_C)
-    build = subprocess.run([c_compiler(), "-std=c11", "-Wall", "-Werror", "main.c", "-L.", "-lsl",
-                            "-Wl,-rpath,$ORIGIN", "-o", "main"], cwd=tmp_path, capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr
-    run = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, timeout=60)
-    assert (run.returncode, run.stdout) == (0, "18.25 40.0\n3 5 7 \n"), run.stderr
+    assert out == "18.25 40.0\n3 5 7 \n"
 
-
-STRUCTS = """
-struct Point { x: f64, y: f64 }
-struct Seg { a: Point, b: Point, closed: bool }
-fn norm2(p: Point) -> f64 { return p.x * p.x + p.y * p.y; }
-fn flip(s: Seg) -> Seg { return Seg { a: s.b, b: s.a, closed: !s.closed }; }
-fn walk(start: Point, n: i64) -> Generator<Point> {
-    var p = start;
-    for i in 0..n { yield p; p.x += 1.0; }
-}
-"""
 
 STRUCTS_C = """\
 #include <stdio.h>
@@ -329,16 +316,8 @@ int main(void) {
 def test_a_struct_is_a_typedef_passed_by_pointer_in_c(tmp_path, pycoro):
     """docs/c-abi.md: a struct is a typedef of its fields; it goes in by pointer
     and comes back through a first `result` parameter."""
-    (tmp_path / "st.pc").write_text(STRUCTS)
-    proc = pycoro("build", "--emit", "shared", "st.pc", "-o", "libst.so", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    header = (tmp_path / "st.h").read_text()
+    header, out = _library_and_c_program(tmp_path, pycoro, "st", STRUCTS, STRUCTS_C)
     assert "typedef struct { st_Point a; st_Point b; bool closed; } st_Seg;   /* Seg */" in header
     assert "void st_flip(st_Seg *result, const st_Seg *s);" in header
     assert "void st_walk_value(st_Point *result, const st_walk_gen *g);" in header
-    (tmp_path / "main.c").write_text(STRUCTS_C)
-    build = subprocess.run([c_compiler(), "-std=c11", "-Wall", "-Werror", "main.c", "-L.", "-lst",
-                            "-Wl,-rpath,$ORIGIN", "-o", "main"], cwd=tmp_path, capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr
-    run = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, timeout=60)
-    assert (run.returncode, run.stdout) == (0, "25.0 2.0 4.0 0\n3.0 4.0 5.0 \n"), run.stderr
+    assert out == "25.0 2.0 4.0 0\n3.0 4.0 5.0 \n"
