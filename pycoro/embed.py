@@ -455,12 +455,48 @@ class GeneratorObject:
     def __iter__(self):
         if self._closed:
             raise ValueError(f"{self._export.name}: generator used after close()")
+        self._started = True
         return self._items
 
     def __next__(self):
         if self._closed:
             raise ValueError(f"{self._export.name}: generator used after close()")
+        self._started = True
         return next(self._items)
+
+    _started = False
+
+    def to_numpy(self):
+        """The generator's remaining values as a NumPy array of its item's dtype.
+        A generator without effects, not iterated yet, writes them straight into
+        the array's memory, in batches that double (docs/embedding.md); any other
+        goes value by value, as `numpy.fromiter` would."""
+        import numpy as np
+        item = self._export.item
+        if isinstance(item, ExportStruct):
+            return np.array(list(self), dtype=object)
+        dtype = np.dtype(_numpy_dtype(item))
+        if self._export.effects or self._started or self._closed:
+            return np.fromiter(self, dtype)
+        self._started = True
+        out = np.empty(FIRST_BATCH * 64, dtype)
+        n, context = 0, _Fill(ctypes.addressof(self._slot), 0, 0, 0)
+        while True:
+            if n == len(out):   # grow by doubling (np.resize would refill, not just copy)
+                bigger = np.empty(2 * len(out), dtype)
+                bigger[:n] = out
+                out = bigger
+            cap = len(out) - n
+            context.buf, context.cap = out.ctypes.data + n * dtype.itemsize, cap
+            try:
+                self._module._guarded(self._fill, ctypes.addressof(context), self._export.faults)
+            except PanicError:
+                self._finalizer.detach()   # abandoned mid-step, as in _batches
+                raise
+            n += context.n
+            if context.n < cap:
+                self._finalizer()
+                return out[:n].copy() if n < len(out) // 2 else out[:n]
 
     def close(self) -> None:
         """Destroy the frame (running its pending defers). Closing twice is allowed."""

@@ -99,3 +99,18 @@ def test_a_generator_keeps_its_buffer_alive(mod):
     del g
     gc.collect()
     assert alive() is None   # released with the frame
+
+
+def test_a_generator_fills_a_numpy_array():
+    """Issue 21 item 5's spelling: `g.to_numpy()`, written in place in batches."""
+    mod = pycoro.compile("fn numbers(lo: i64, hi: i64) -> Generator<i64> { for i in lo..hi { yield i; } }\n"
+                         "fn loud(n: i64) -> Generator<f64> { for i in 0..n { print(i); yield i as f64; } }\n"
+                         "fn flags(n: i64) -> Generator<bool> { for i in 0..n { yield i % 2 == 0; } }\n")
+    big = mod.numbers(0, 100_000).to_numpy()
+    assert big.dtype == np.int64 and (big == np.arange(100_000)).all()
+    started = mod.numbers(0, 5)
+    next(started)
+    assert started.to_numpy().tolist() == [1, 2, 3, 4]   # what is left
+    assert mod.loud(3).to_numpy().tolist() == [0.0, 1.0, 2.0]   # one value at a time: it prints
+    assert mod.flags(4).to_numpy().tolist() == [True, False, True, False]
+    assert mod.numbers(0, 0).to_numpy().tolist() == []
