@@ -18,7 +18,7 @@ from .. import ast
 from .. import messages as M
 from ..layout import StructLayouts
 from ..program import BuiltinCall, DirectCall, FnInstance, HandleCall, IndirectCall, LocalVar
-from ..types import ERROR, VOID, FnT, PromiseT, PtrT, SliceT, StructT, Type, abi_of
+from ..types import ERROR, VOID, FnT, PromiseT, PtrT, StructT, Type, abi_of
 from .borrows import Borrow, Lent, Passed
 from .flow import never_falls_through
 from .suspension import is_coroutine
@@ -189,7 +189,9 @@ class OwnershipPass(ViewRules):
             self.expr(s.end)
         elif isinstance(s.iter, ast.Call) and isinstance(self.types.get(s.iter), PromiseT):
             self.inst.elide_safe.add(id(s.iter))   # the for statement owns and destroys it
-        self._loop_body(s.body, s, s.iter if isinstance(self.types.get(s.iter), SliceT) else None)
+        # `for v in xs` views what xs does; `for part in halves(d[..])`, what the
+        # generator's arguments do (its values may be slices of them)
+        self._loop_body(s.body, s, s.iter if s.end is None else None)
 
     def _loop_body(self, body: ast.Block, declares: ast.Node | None = None, elements: ast.Expr | None = None) -> None:
         self.loop_nesting += 1
