@@ -125,6 +125,11 @@ class Module:
         if self._try[faults](wrapper, context):
             raise PanicError(self._panic_message().decode(errors="replace"))
 
+    @property
+    def functions(self) -> dict:
+        """The exported functions by name (what `%%pycoro` puts in a notebook)."""
+        return {name: getattr(self, name) for name in self._exports}
+
     def __getattr__(self, name: str):
         # only for names that are not attributes: a function that is not exported says why
         why = self.__dict__.get("_unexported", {}).get(name)
@@ -427,14 +432,9 @@ class GeneratorObject:
             if effects:
                 _flush_python()
             try:
-                self._module._guarded(self._fill, ctypes.addressof(context), self._export.faults)
+                self._run_fill(context)
             except PanicError:
-                # The frame was abandoned mid-step: it can be neither resumed nor
-                # destroyed (its defers might run twice). It is leaked, and the
-                # generator is finished, as a Python generator that raised
-                # after the values it yielded before.
-                self._finalizer.detach()
-                if context.n:
+                if context.n:   # the values it made before, then the panic
                     yield self._values(buf, context.n)
                 raise
             finally:
@@ -446,6 +446,17 @@ class GeneratorObject:
             if n < cap:
                 self._finalizer()   # exhausted: destroy the frame now (not `closed`: next() says StopIteration)
                 return
+
+    def _run_fill(self, context: "_Fill") -> None:
+        """One native call of the fill wrapper with `context`. After a panic the
+        frame was abandoned mid-step: it can be neither resumed nor destroyed
+        (its defers might run twice). It is leaked, and the generator is
+        finished, as a Python generator that raised."""
+        try:
+            self._module._guarded(self._fill, ctypes.addressof(context), self._export.faults)
+        except PanicError:
+            self._finalizer.detach()
+            raise
 
     def _values(self, buf, n: int):
         if isinstance(self._code, ExportStruct):
@@ -488,11 +499,7 @@ class GeneratorObject:
                 out = bigger
             cap = len(out) - n
             context.buf, context.cap = out.ctypes.data + n * dtype.itemsize, cap
-            try:
-                self._module._guarded(self._fill, ctypes.addressof(context), self._export.faults)
-            except PanicError:
-                self._finalizer.detach()   # abandoned mid-step, as in _batches
-                raise
+            self._run_fill(context)
             n += context.n
             if context.n < cap:
                 self._finalizer()

@@ -24,7 +24,7 @@ def pycoro_cell(line: str, cell: str, shell=None) -> None:
     except CompileError as err:
         print(err, file=sys.stderr)
         return
-    shell.push({name: getattr(module, name) for name in module._exports})
+    shell.push(module.functions)
 
 
 def load_ipython_extension(shell) -> None:

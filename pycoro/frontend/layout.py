@@ -31,6 +31,7 @@ class StructLayouts:
         self._fields = {} if fields is None else fields
         self._sizes: dict[Type, tuple[int, int]] = {}
         self._owns: dict[Type, bool] = {}
+        self._views: dict[Type, bool] = {}
 
     def frozen(self) -> "StructLayouts":
         return StructLayouts(None, dict(self._fields))
@@ -98,6 +99,22 @@ class StructLayouts:
         if isinstance(t, StructT):
             return any(self.owns(ft) for _, ft in self.fields(t))
         return False
+
+
+    def views(self, t: Type | None) -> bool:
+        """Whether a value of type t holds a slice, directly, in a field or as array
+        elements: what it views may not outlive it (check/views.py)."""
+        found = self._views.get(t)
+        if found is None:
+            found = self._views[t] = self._compute_views(t)
+        return found
+
+    def _compute_views(self, t: Type | None) -> bool:
+        if isinstance(t, SliceT):
+            return True
+        if isinstance(t, ArrayT):
+            return self.views(t.elem)
+        return isinstance(t, StructT) and any(self.views(ft) for _, ft in self.fields(t))
 
 
 def is_aggregate(t: Type) -> bool:

@@ -80,8 +80,7 @@ def slice_temporary() -> str: return "cannot slice a temporary array: it would b
 def slice_temporary_hint() -> str: return "bind the array to a variable first (`var a = …;`), then slice `a[..]`"
 def slice_of_owning(t: object) -> str:
     return f"a slice cannot view {q(t)}: that type owns coroutines, and a slice only borrows (index the array itself)"
-def slice_it_hint(e: object) -> str:
-    name = e.name if type(e).__name__ == "Name" else "array"
+def slice_it_hint(name: str) -> str:
     return f"a slice views an array place: write `{name}[..]`"
 def slice_returned() -> str: return "returned"
 def slice_yielded() -> str: return "yielded"

@@ -111,7 +111,8 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
             return t
         if got != t:
             slices = isinstance(t, SliceT) and isinstance(got, ArrayT) and got.elem == t.elem
-            self.r.error(M.mismatch(t, got), e.span, hint=M.slice_it_hint(e) if slices else None)
+            name = e.name if isinstance(e, ast.Name) else "array"
+            self.r.error(M.mismatch(t, got), e.span, hint=M.slice_it_hint(name) if slices else None)
         return t
 
     def check_expr(self, e: ast.Expr, expected: Type | None) -> Type:

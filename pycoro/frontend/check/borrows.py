@@ -6,6 +6,19 @@ from ...common.record import record
 from .. import ast
 from .. import messages as M
 from ..program import FnInstance, LocalVar
+from ..types import PtrT
+
+
+def place_root(place: ast.Expr, types: dict, through: tuple[type, ...] = (PtrT,)) -> tuple[ast.Expr, bool]:
+    """Walk `place` (`a.b[i].c`) down its fields and elements to the variable or
+    value it is part of, and say so (False); or stop where it is reached
+    through a value whose type is one of `through` (a pointer, a slice: memory
+    it does not hold), and return that value (True)."""
+    while isinstance(place, (ast.Field, ast.Index)):
+        if isinstance(types.get(place.base), through):
+            return place.base, True
+        place = place.base
+    return place, False
 
 
 @record(frozen=True, eq=False)

@@ -18,8 +18,8 @@ from .. import ast
 from .. import messages as M
 from ..layout import StructLayouts
 from ..program import BuiltinCall, DirectCall, FnInstance, HandleCall, IndirectCall, LocalVar
-from ..types import ERROR, VOID, FnT, PromiseT, PtrT, StructT, Type, abi_of
-from .borrows import Borrow, Lent, Passed
+from ..types import ERROR, VOID, FnT, PromiseT, StructT, Type, abi_of
+from .borrows import Borrow, Lent, Passed, place_root
 from .flow import never_falls_through
 from .suspension import is_coroutine
 from .views import ViewRules
@@ -32,12 +32,8 @@ def path_text(var: LocalVar, path: tuple[str, ...]) -> str:
 def receiver_root(base: ast.Expr, types: dict) -> ast.Expr | None:
     """The variable or temporary whose value a `mut self` method on `base`
     changes; None when `base` is reached through a pointer."""
-    root = base
-    while isinstance(root, (ast.Field, ast.Index)):
-        if isinstance(types.get(root.base), PtrT):
-            return None
-        root = root.base
-    return root
+    root, through_pointer = place_root(base, types)
+    return None if through_pointer else root
 
 
 # Expressions with nothing inside to walk.

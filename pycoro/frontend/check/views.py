@@ -17,8 +17,8 @@ from __future__ import annotations
 from .. import ast
 from .. import messages as M
 from ..program import BuiltinCall, DirectCall, FnInstance, GlobalVar, LocalVar
-from ..types import ArrayT, PromiseT, PtrT, SliceT, StructT, Type
-from .borrows import Borrow, Origin, Passed
+from ..types import PromiseT, PtrT, SliceT
+from .borrows import Borrow, Origin, Passed, place_root
 
 
 NONE: frozenset = frozenset()
@@ -26,17 +26,6 @@ NONE: frozenset = frozenset()
 
 class ViewRules:
     """OwnershipPass's rules for slices (a mixin: `self` is the pass)."""
-
-    def _has_view(self, t: Type | None) -> bool:
-        """Whether a value of type t holds a slice."""
-        match t:
-            case SliceT():
-                return True
-            case ArrayT(elem=elem):
-                return self._has_view(elem)
-            case StructT():
-                return any(self._has_view(ft) for _, ft in self.layouts.fields(t))
-        return False
 
     # ---- where a value's slices come from
     def origins(self, e: ast.Expr) -> frozenset:
@@ -79,14 +68,9 @@ class ViewRules:
     def _place_origin(self, place: ast.Expr) -> frozenset:
         """What a slice of the array place `place` views: its variable, or what
         the slice or pointer it is reached through views."""
-        root = place
-        while isinstance(root, (ast.Field, ast.Index)):
-            base_type = self.types.get(root.base)
-            if isinstance(base_type, PtrT):
-                return NONE
-            if isinstance(base_type, SliceT):
-                return self.origins(root.base)
-            root = root.base
+        root, through = place_root(place, self.types, (PtrT, SliceT))
+        if through:
+            return self.origins(root) if isinstance(self.types.get(root), SliceT) else NONE
         ref = self.inst.refs.get(root) if isinstance(root, ast.Name) else None
         if isinstance(ref, GlobalVar):
             return frozenset({Origin(ref.name, ref.decl.mutable, False)})
@@ -97,7 +81,7 @@ class ViewRules:
         return frozenset({Origin(ref.name, ref.mutable, True, ref)})
 
     def _declare_views(self, var: LocalVar | None, init: ast.Expr | None) -> None:
-        if var is None or not self._has_view(var.type):
+        if var is None or not self.layouts.views(var.type):
             return
         if var.is_param:   # the caller's memory, through this parameter
             self.views[id(var)] = frozenset({Origin(var.name, True, False, param=var.param_index)})
@@ -107,13 +91,11 @@ class ViewRules:
     # ---- the rules
     def _check_stored(self, target: ast.Expr, value: ast.Expr) -> None:
         """`target = value`: where the value's slices go may not outlive what they view."""
-        if not self._has_view(self.types.get(value)):
+        if not self.layouts.views(self.types.get(value)):
             return
         found = self.origins(value)
-        root = target
-        while isinstance(root, (ast.Field, ast.Index)) and not isinstance(self.types.get(root.base), (PtrT, SliceT)):
-            root = root.base
-        ref = self.inst.refs.get(root) if isinstance(root, ast.Name) else None
+        root, through = place_root(target, self.types, (PtrT, SliceT))
+        ref = self.inst.refs.get(root) if isinstance(root, ast.Name) and not through else None
         if isinstance(ref, LocalVar) and not ref.is_param:
             self.views[id(ref)] = self.views.get(id(ref), NONE) | found
             for origin in found:
@@ -138,27 +120,25 @@ class ViewRules:
                 self.inst.escaping_params.add(origin.param)
 
     def _check_escape(self, value: ast.Expr, how: str) -> None:
-        if self._has_view(self.types.get(value)):
+        if self.layouts.views(self.types.get(value)):
             self._escapes(value, self.origins(value), how)
 
     def _check_write_through(self, target: ast.Expr) -> None:
         """`s[i] = v` (or `s[i].f op= v`): a write through the slice `s`."""
-        node = target
-        while isinstance(node, (ast.Field, ast.Index)):
-            if isinstance(self.types.get(node.base), SliceT):
-                for origin in self.origins(node.base):
-                    if origin.param >= 0:
-                        self.inst.written_params.add(origin.param)
-                    elif not origin.writable:
-                        self.r.error(M.write_through_slice(origin.name), target.span,
-                                     hint=M.declare_var_hint(origin.name) if origin.local or origin.var is None else None)
-                return
-            node = node.base
+        view, through = place_root(target, self.types, (SliceT,))
+        if not through:
+            return
+        for origin in self.origins(view):
+            if origin.param >= 0:
+                self.inst.written_params.add(origin.param)
+            elif not origin.writable:
+                self.r.error(M.write_through_slice(origin.name), target.span,
+                             hint=M.declare_var_hint(origin.name) if origin.local or origin.var is None else None)
 
     def _pass_views(self, call: ast.Call, arg: ast.Expr, fn: FnInstance | None, index: int) -> None:
         """`arg` goes to parameter `index` of `fn` (None: through a function
         value, whose doings are unknown)."""
-        if not self._has_view(self.types.get(arg)):
+        if not self.layouts.views(self.types.get(arg)):
             return
         for origin in self.origins(arg):
             if fn is None:   # it may write through it or keep it
@@ -175,10 +155,7 @@ class ViewRules:
                 self.passed.append(Passed(arg, fn, index, origin))
             if origin.local and (fn.is_coroutine or isinstance(self.types.get(call), PromiseT)):
                 # the coroutine it makes may keep the slice: it borrows the array
-                self.borrowing.setdefault(id(call), self._slice_borrow(origin))
-
-    def _slice_borrow(self, origin: Origin) -> Borrow:
-        return Borrow(M.q(origin.name), origin.var)
+                self.borrowing.setdefault(id(call), Borrow(M.q(origin.name), origin.var))
 
 
 def settle_params(instances: list[FnInstance]) -> None:
