@@ -18,6 +18,7 @@ from __future__ import annotations
 import array
 import collections
 import ctypes
+import functools
 import inspect
 import itertools
 import sys
@@ -25,9 +26,11 @@ import warnings
 import weakref
 from pathlib import Path
 
+from . import cpython
 from .backend import jit, targets
 from .common.diagnostics import CompileError, CompileWarning, render_all
 from .pipeline.driver import Compilation, Options
+from .frontend import python_entries
 from .frontend.exports import Export, ExportStruct
 from .frontend.types import BOOL, VOID, FloatT, IntT, SliceT, Type
 
@@ -112,8 +115,25 @@ class Module:
         self._try = {False: try_type(self._address("__pc_try")), True: try_type(self._address("__pc_try_faults"))}
         self._panic_message = ctypes.PYFUNCTYPE(ctypes.c_char_p)(self._address("__pc_panic_message"))
         self.__name__ = compilation.display
+        self._native = NATIVE and cpython.AVAILABLE
+        self._kept: list = []   # what the native code points at: method definitions, the API's objects
+        if self._native:
+            self._init_native()
         for e in self._exports.values():
             setattr(self, e.name, _function(self, e))
+
+    def _init_native(self) -> None:
+        """Tell the native entry points (python_entries.py) what they call and
+        compare with: the objects stay alive as long as this module."""
+        hooks = [_flush_python, self._raise_panic, _generator_ended, _generator_panicked]
+        self._kept += hooks
+        api = _PyApi(*map(id, (int, float, True, False, None)), *map(id, hooks),
+                     *(self._address(f) for f in python_entries.API_RUNTIME.values()),
+                     *(_c_function(name) for name in python_entries.API_FUNCTIONS))
+        ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(self._address("__py_init"))(ctypes.addressof(api))
+
+    def _raise_panic(self) -> None:
+        raise PanicError(self._panic_message().decode(errors="replace"))
 
     def _address(self, symbol: str) -> int:
         return self._loaded.address(f"pc.{symbol}")
@@ -123,7 +143,7 @@ class Module:
         it comes back here, and is raised as a PanicError (with `faults`, a
         fault too: a stack overflow, a bad pointer)."""
         if self._try[faults](wrapper, context):
-            raise PanicError(self._panic_message().decode(errors="replace"))
+            self._raise_panic()
 
     @property
     def functions(self) -> dict:
@@ -339,13 +359,13 @@ def _function(module: Module, e: Export):
         def call(*args, **keywords):
             values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args)
             context = context_type(*values) if context_type else None
-            if e.effects:
+            if e.output:
                 _flush_python()
             try:
                 module._guarded(wrapper, ctypes.addressof(context) if context is not None else None, e.faults)
             finally:
                 _release(held)
-                if e.effects:
+                if e.output:
                     _flush_c()
             if e.result == VOID:
                 return None
@@ -360,6 +380,8 @@ def _function(module: Module, e: Export):
         fill = module._address(f"__export_try_fill_{e.name}")
         destroy = module._address(f"__export_try_destroy_{e.name}")
         code = e.item if isinstance(e.item, ExportStruct) else _ARRAY_CODES[str(e.item)]
+        generator_class = native_generator_type(module, e) if module._native and python_entries.native_step(e) \
+            else GeneratorObject
 
         def call(*args, **keywords):
             values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args)
@@ -369,13 +391,31 @@ def _function(module: Module, e: Export):
                 _release(held)
                 raise
             # the generator keeps the buffers (and their objects) until its frame is destroyed
-            return GeneratorObject(module, e, frame, fill, destroy, code, held)
-    call.__name__ = e.name
-    call.__qualname__ = e.name
-    call.__doc__ = f"{e.signature}\n\n{e.doc}" if e.doc else e.signature
-    call.__signature__ = signature
-    call.__module__ = module.__name__
-    return call
+            return generator_class(module, e, frame, fill, destroy, code, held)
+    function = Function(call)
+    if module._native and python_entries.native_call(e):
+        # the native entry converts exact ints, floats and bools itself; `call` does the rest, and says what is wrong
+        function = Function(cpython.builtin_function(e.name, module._address(f"__py_call_{e.name}"), call,
+                                                     module._kept))
+    function.__name__ = function.__qualname__ = e.name
+    function.__doc__ = f"{e.signature}\n\n{e.doc}" if e.doc else e.signature
+    function.__signature__ = signature
+    function.__module__ = module.__name__
+    function._export = e
+    return function
+
+
+class Function(functools.partial):
+    """An exported PyCoro function as Python sees it: called natively where its
+    arguments allow (python_entries.py), with its PyCoro signature, name and
+    doc comment for `inspect` and `help()`. (A partial: the one builtin type
+    that is both called without a Python frame and takes attributes.)"""
+
+    def __get__(self, obj, cls=None):
+        return self   # a plain callable as a class attribute too, as builtins are
+
+    def __repr__(self) -> str:
+        return f"<pycoro function {self._export.signature}>"
 
 
 def _c_fields(name: str, t: Type) -> list[tuple[str, type]]:
@@ -397,7 +437,11 @@ class GeneratorObject:
     """A PyCoro generator as a Python iterator and context manager: `close()`
     (or leaving a `with`, exhaustion, garbage collection) destroys its frame,
     running its pending `defer`s; using it after `close()` raises ValueError.
-    A panic while it runs is raised as a PanicError, and finishes it."""
+    A panic while it runs is raised as a PanicError, and finishes it.
+
+    This class steps the frame through ctypes, in batches where it may run
+    ahead; a generator of scalars gets a subclass whose `__next__` is native
+    (NativeSteps)."""
 
     def __init__(self, module: Module, export: Export, frame: int, fill: int, destroy: int, code: str,
                  held: list[Buffer] = ()):
@@ -409,8 +453,7 @@ class GeneratorObject:
         self._as_bool = export.item == BOOL
         # Destroying the frame must not wait for this object's __del__ ordering.
         self._finalizer = weakref.finalize(self, _destroy_frame, destroy, self._slot, module, list(held))
-        # Iteration drains batches in C (itertools.chain), one native call per batch.
-        self._items = itertools.chain.from_iterable(self._batches())
+        self._items = None
 
     def _new_buffer(self, cap: int):
         """Where a batch of values comes back: an array.array of scalars (slicing
@@ -420,7 +463,7 @@ class GeneratorObject:
         return array.array(self._code, bytes(array.array(self._code).itemsize * cap))
 
     def _batches(self):
-        effects = self._export.effects
+        effects = self._export.output
         buf = self._new_buffer(0)
         context = _Fill(ctypes.addressof(self._slot), 0, 0, 0)
         for cap in batch_sizes(self._export):
@@ -448,51 +491,55 @@ class GeneratorObject:
                 return
 
     def _run_fill(self, context: "_Fill") -> None:
-        """One native call of the fill wrapper with `context`. After a panic the
-        frame was abandoned mid-step: it can be neither resumed nor destroyed
-        (its defers might run twice). It is leaked, and the generator is
-        finished, as a Python generator that raised."""
+        """One native call of the fill wrapper with `context`."""
         try:
             self._module._guarded(self._fill, ctypes.addressof(context), self._export.faults)
         except PanicError:
-            self._finalizer.detach()
+            self._abandon()
             raise
+
+    def _abandon(self) -> None:
+        """After a panic the frame was left mid-step: it can be neither resumed
+        nor destroyed (its defers might run twice). It is leaked, and the
+        generator is finished, as a Python generator that raised."""
+        self._finalizer.detach()
+        self._slot.value = 0
 
     def _values(self, buf, n: int):
         if isinstance(self._code, ExportStruct):
             return [struct_result(self._code, buf[i]) for i in range(n)]
         return [bool(v) for v in buf[:n]] if self._as_bool else buf[:n]
 
-    def __iter__(self):
+    def _check_open(self) -> None:
         if self._closed:
             raise ValueError(f"{self._export.name}: generator used after close()")
-        self._started = True
+
+    def __iter__(self):
+        self._check_open()
+        if self._items is None:   # iteration drains batches in C (itertools.chain), one native call per batch
+            self._items = itertools.chain.from_iterable(self._batches())
         return self._items
 
     def __next__(self):
-        if self._closed:
-            raise ValueError(f"{self._export.name}: generator used after close()")
-        self._started = True
-        return next(self._items)
-
-    _started = False
+        return next(iter(self))
 
     def to_numpy(self):
         """The generator's remaining values as a NumPy array of its item's dtype.
-        A generator without effects, not iterated yet, writes them straight into
-        the array's memory, in batches that double (docs/embedding.md); any other
-        goes value by value, as `numpy.fromiter` would."""
+        A generator without effects writes them straight into the array's
+        memory, in batches that double (docs/embedding.md); any other goes
+        value by value, as `numpy.fromiter` would."""
         import numpy as np
         item = self._export.item
         if isinstance(item, ExportStruct):
             return np.array(list(self), dtype=object)
         dtype = np.dtype(_numpy_dtype(item))
-        if self._export.effects or self._started or self._closed:
+        if self._export.effects or self._items is not None or self._closed:
             return np.fromiter(self, dtype)
-        self._started = True
-        out = np.empty(FIRST_BATCH * 64, dtype)
-        n, context = 0, _Fill(ctypes.addressof(self._slot), 0, 0, 0)
-        while True:
+        head = self._run_ahead()
+        out = np.empty(max(FIRST_BATCH * 64, 2 * len(head)), dtype)
+        out[:len(head)] = head
+        n, context = len(head), _Fill(ctypes.addressof(self._slot), 0, 0, 0)
+        while self._slot.value:
             if n == len(out):   # grow by doubling (np.resize would refill, not just copy)
                 bigger = np.empty(2 * len(out), dtype)
                 bigger[:n] = out
@@ -503,7 +550,11 @@ class GeneratorObject:
             n += context.n
             if context.n < cap:
                 self._finalizer()
-                return out[:n].copy() if n < len(out) // 2 else out[:n]
+        return out[:n].copy() if n < len(out) // 2 else out[:n]
+
+    def _run_ahead(self) -> list:
+        """The values made ahead and not handed out yet (NativeSteps keeps some)."""
+        return []
 
     def close(self) -> None:
         """Destroy the frame (running its pending defers). Closing twice is allowed."""
@@ -519,6 +570,88 @@ class GeneratorObject:
 
     def __repr__(self) -> str:
         return f"<pycoro generator {self._export.name}{' (closed)' * self._closed}>"
+
+
+class NativeSteps(GeneratorObject):
+    """A generator of scalars whose `__next__` is its native step
+    (python_entries.py): CPython calls it as it calls its own generators'.
+    One without effects is run ahead into a buffer in the object, a few
+    dozen values at a time. The native type it derives from
+    (`native_generator_type`) holds the step's state
+    (python_entries.GENERATOR_FIELDS); the step hands the end and a panic
+    back to the methods here."""
+
+    def __init__(self, *args, **keywords):
+        super().__init__(*args, **keywords)
+        self._slot_address = ctypes.addressof(self._slot)
+        self._ask = 1 if self._export.effects else python_entries.FIRST_RUN_AHEAD
+        self._pending = None   # a panic to raise once the values made before it are handed out
+
+    def __iter__(self):
+        self._check_open()
+        return self
+
+    def _ended(self):
+        """The buffer is empty and the frame gone (closed, panicked) or just
+        exhausted (destroyed now)."""
+        self._check_open()
+        if self._pending is not None:
+            panic, self._pending = self._pending, None
+            raise panic
+        self._finalizer()
+        raise StopIteration
+
+    def _panicked(self):
+        try:
+            self._module._raise_panic()
+        except PanicError as panic:
+            self._pending = panic
+        self._abandon()
+
+    def _run_ahead(self) -> list:
+        return [next(self) for _ in range(self._count - self._index)]
+
+    def close(self) -> None:
+        self._count = 0   # values made ahead are dropped with the frame
+        super().close()
+
+
+def native_generator_type(module: Module, e: Export) -> type:
+    """The Python class of generator `e`'s objects: its native step as
+    `__next__`, the rest NativeSteps'."""
+    values = 1 if e.effects else python_entries.RUN_AHEAD
+    base = cpython.iterator_type(f"generator_{e.name}", module._address(f"__py_next_{e.name}"),
+                                 list(python_entries.GENERATOR_FIELDS), values * _item_size(e.item))
+    return type(f"generator_{e.name}", (base, NativeSteps), {"__module__": "pycoro"})
+
+
+def _item_size(t: Type) -> int:
+    return ctypes.sizeof(C_TYPES[str(t)])
+
+
+def _generator_ended(gen: NativeSteps):
+    gen._ended()
+
+
+def _generator_panicked(gen: NativeSteps):
+    gen._panicked()
+
+
+def _c_function(name: str) -> int:
+    """The address of a function of CPython's API or of the C library."""
+    library = _libc if name == "fflush" else ctypes.pythonapi
+    return ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+
+
+class _PyApi(ctypes.Structure):
+    """What `__py_init` takes (python_entries.API_FIELDS): addresses of objects
+    and functions."""
+    _fields_ = [(name, ctypes.c_void_p) for name, _ in python_entries.API_FIELDS]
+
+
+# Whether exports get their native entry points (python_entries.py) where
+# CPython allows; tests turn it off to run the Python wrappers alone.
+NATIVE = True
 
 
 def _destroy_frame(destroy: int, slot: ctypes.c_void_p, module: Module, held: list[Buffer] = ()) -> None:

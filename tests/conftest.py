@@ -18,3 +18,16 @@ def run_pycoro(*args, cwd=None, timeout=120, env=None):
 @pytest.fixture
 def pycoro():
     return run_pycoro
+
+
+@pytest.fixture(scope="module", params=["native", "python"], autouse=False)
+def embedding(request):
+    """Each test of a module that uses it runs twice: with the native entry
+    points CPython calls (frontend/python_entries.py), and with pycoro.embed's
+    Python wrappers alone (what a generator of structs, a struct or slice
+    argument, or a Python without them gets)."""
+    import pycoro.embed
+    saved = pycoro.embed.NATIVE
+    pycoro.embed.NATIVE = request.param == "native"
+    yield request.param
+    pycoro.embed.NATIVE = saved

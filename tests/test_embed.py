@@ -34,8 +34,12 @@ fn fresh_q() -> Q { return Q { p: null }; }
 """
 
 
+# every test twice: native entry points, Python wrappers (conftest.embedding)
+pytestmark = pytest.mark.usefixtures("embedding")
+
+
 @pytest.fixture(scope="module")
-def mod():
+def mod(embedding):
     return pycoro.compile(SOURCE)
 
 
@@ -94,6 +98,78 @@ def test_arguments_are_checked(mod, call, message):
     with pytest.raises(TypeError) as err:
         call(mod)
     assert str(err.value) == message
+
+
+EDGES = """
+fn same_i64(x: i64) -> i64 { return x; }
+fn same_u64(x: u64) -> u64 { return x; }
+fn same_i8(x: i8) -> i8 { return x; }
+fn same_u32(x: u32) -> u32 { return x; }
+fn same_f32(x: f32) -> f32 { return x; }
+fn nothing() { }
+fn tops(n: i64) -> Generator<u64> { for i in 0..n { yield 18446744073709551615 - (i as u64); } }
+fn quarters(n: i64) -> Generator<f32> { for i in 0..n { yield (i as f32) / 4.0; } }
+fn low_bytes(n: i64) -> Generator<u8> { for i in 0..n { yield (i * 100) as u8; } }
+fn signs(n: i64) -> Generator<i8> { for i in 0..n { yield -(i as i8); } }
+"""
+
+
+def test_scalars_at_the_edges_of_their_types(embedding):
+    """Each scalar type's extremes in and out, the same through the native
+    entry points as through the Python wrappers (python_entries.py)."""
+    mod = pycoro.compile(EDGES)
+    assert mod.same_i64(-2**63) == -2**63 and mod.same_i64(2**63 - 1) == 2**63 - 1
+    assert mod.same_u64(2**64 - 1) == 2**64 - 1 and mod.same_u64(0) == 0
+    assert mod.same_i8(-128) == -128 and mod.same_u32(2**32 - 1) == 2**32 - 1
+    assert mod.same_f32(0.1) == 0.10000000149011612 and mod.same_f32(3) == 3.0
+    assert mod.nothing() is None
+    for call, message in [
+            (lambda: mod.same_i64(2**63), "argument 1 (`x: i64`) of fn same_i64(x: i64) -> i64: "
+                                          "9223372036854775808 does not fit in i64"),
+            (lambda: mod.same_u64(-1), "argument 1 (`x: u64`) of fn same_u64(x: u64) -> u64: -1 does not fit in u64"),
+            (lambda: mod.same_u64(2**64), "argument 1 (`x: u64`) of fn same_u64(x: u64) -> u64: "
+                                          "18446744073709551616 does not fit in u64"),
+            (lambda: mod.same_i8(128), "argument 1 (`x: i8`) of fn same_i8(x: i8) -> i8: 128 does not fit in i8"),
+            (lambda: mod.same_f32(False), "argument 1 (`x: f32`) of fn same_f32(x: f32) -> f32 must be f32, not bool"),
+            (lambda: mod.nothing(1), "fn nothing() takes 0 arguments, 1 given")]:
+        with pytest.raises(TypeError) as err:
+            call()
+        assert str(err.value) == message
+    assert list(mod.tops(2)) == [2**64 - 1, 2**64 - 2]
+    assert list(mod.quarters(3)) == [0.0, 0.25, 0.5]
+    assert list(mod.low_bytes(4)) == [0, 100, 200, 44]
+    assert list(mod.signs(3)) == [0, -1, -2]
+
+
+def test_subclasses_of_int_and_float_are_accepted(mod):
+    """What is not exactly an `int` or a `float` takes the Python wrapper's way, with the same result."""
+    import enum
+
+    class Small(enum.IntEnum):
+        TWO = 2
+
+    class Real(float):
+        pass
+
+    assert mod.add(Small.TWO, 3) == 5 and mod.half(Real(3.0)) == 1.5
+    assert mod.add(b=Small.TWO, a=1) == 3
+
+
+def test_calls_and_steps_are_native_where_cpython_allows(embedding):
+    """Issue 21 item 5: a scalar call is a builtin function of compiled code
+    (no ctypes, no Python frame), a generator of scalars steps in its
+    `tp_iternext`; structs, slices and the Python wrappers' mode keep to Python."""
+    import types
+    mod = pycoro.compile(SOURCE + "struct S { a: f64 }\nfn s(x: S) -> f64 { return x.a; }\n"
+                         "fn by_slice(xs: [i64]) -> i64 { return xs.len(); }\n")
+    native = embedding == "native"
+    assert isinstance(mod.add.func, types.BuiltinFunctionType) == native
+    assert isinstance(mod.bump.func, types.BuiltinFunctionType) == native
+    assert not isinstance(mod.s.func, types.BuiltinFunctionType)
+    assert not isinstance(mod.by_slice.func, types.BuiltinFunctionType)
+    assert isinstance(mod.squares(3), pycoro.embed.NativeSteps) == native
+    assert repr(mod.add) == "<pycoro function fn add(a: i64, b: i64) -> i64>"
+    assert repr(mod.squares(3)) == "<pycoro generator squares>"
 
 
 def test_a_generator_is_a_lazy_python_iterator(mod):

@@ -30,8 +30,12 @@ fn first(xs: [i64]) -> i64 { return xs[0]; }
 """
 
 
+# every test twice: native entry points, Python wrappers (conftest.embedding)
+pytestmark = pytest.mark.usefixtures("embedding")
+
+
 @pytest.fixture(scope="module")
-def mod():
+def mod(embedding):
     return pycoro.compile(SOURCE)
 
 

@@ -96,6 +96,7 @@ class Export:
     faults: bool = True      # may fault rather than panic (may_fault): pycoro.embed then catches faults
     written: tuple[str, ...] = ()   # slice parameters it may write through (others accept read-only buffers)
     doc: str = ""            # its `///` comment lines, without the slashes (Python's docstring)
+    output: bool = True      # may write to stdout (prints, calls C): pycoro.embed flushes around its calls
 
     @property
     def result_text(self) -> str:
@@ -125,7 +126,7 @@ class Export:
         return {"name": self.name, "params": [[n, _type_to_json(t)] for n, t in self.params],
                 "result": _type_to_json(self.result), "item": None if self.item is None else _type_to_json(self.item),
                 "effects": self.effects, "kind": self.kind, "faults": self.faults, "written": list(self.written),
-                "doc": self.doc}
+                "doc": self.doc, "output": self.output}
 
     @classmethod
     def from_json(cls, data: dict) -> "Export":
@@ -133,7 +134,7 @@ class Export:
         result = VOID if item is not None else _type_from_json(data["result"])
         return cls(data["name"], tuple((n, _type_from_json(t)) for n, t in data["params"]), result, item,
                    data["effects"], data["kind"], data.get("faults", True), tuple(data.get("written", ())),
-                   data.get("doc", ""))
+                   data.get("doc", ""), data.get("output", True))
 
 
 def slice_length_name(name: str, params) -> str:
@@ -185,7 +186,7 @@ def exports(program: CheckedProgram, texts: dict[str, str] | None = None) -> lis
             doc = doc_comment(text.splitlines(), d.span.line) if text else ""
             found.append(Export(d.name, params, VOID if item else result, item, has_effects(f),
                                 f.ret.decl.name if item else "Generator", may_fault(f, program.layouts), written,
-                                doc))
+                                doc, writes_output(f)))
     return found
 
 
@@ -258,18 +259,31 @@ def _callees(f: FnInstance):
 def has_effects(root: FnInstance) -> bool:
     """Whether `root` or anything it calls may print, call C, reach a mutable
     global, or call through a function pointer (conservatively: effects)."""
+    return _reaches(root, lambda f: _may_write_output(f) or
+                    any(isinstance(r, GlobalVar) and r.decl.mutable for r in f.refs.values()))
+
+
+def writes_output(root: FnInstance) -> bool:
+    """Whether `root` or anything it calls may write to stdout: print, call C
+    (which may print), or call through a function pointer (which may do either)."""
+    return _reaches(root, _may_write_output)
+
+
+def _may_write_output(f: FnInstance) -> bool:
+    return f.is_extern or any(isinstance(target, IndirectCall) or
+                              (isinstance(target, BuiltinCall) and target.name == "print")
+                              for target in f.calls.values())
+
+
+def _reaches(root: FnInstance, test) -> bool:
+    """Whether `test` holds for `root` or anything it calls."""
     seen, todo = set(), [root]
     while todo:
         f = todo.pop()
         if id(f) in seen:
             continue
         seen.add(id(f))
-        if f.is_extern:
-            return True
-        for target in f.calls.values():
-            if isinstance(target, IndirectCall) or (isinstance(target, BuiltinCall) and target.name == "print"):
-                return True
-        if any(isinstance(r, GlobalVar) and r.decl.mutable for r in f.refs.values()):
+        if test(f):
             return True
         todo.extend(_callees(f))
     return False

@@ -27,7 +27,7 @@ from ..common import cache
 from . import rerun
 from ..backend import clib, jit, link, symbols, targets
 from ..common.diagnostics import CompileError, Diagnostic, LeakError, Reporter, Sources, Span, decode_source, render_all
-from ..frontend import ast, exports, recursion
+from ..frontend import ast, exports, python_entries, recursion
 from ..frontend.check import ProgramChecker, check_program
 from ..frontend.parser import parse
 from ..frontend.gpu import GPU_TARGETS
@@ -70,7 +70,7 @@ class Compilation:
         self._checkers: dict[bool, tuple[ProgramChecker, CheckedProgram]] = {}
         self._lowered_ir: dict[bool, str] = {}
         self._optimised: dict[tuple[bool, bool], llvm.ModuleRef] = {}
-        self._exports: tuple[list[exports.Export], Compilation] | None = None
+        self._exports: dict[bool, tuple[list[exports.Export], Compilation]] = {}   # by `python`
         self.unexported: dict[str, str] = {}   # the top-level functions not exported, and why (exports.unexported)
 
     @classmethod
@@ -325,40 +325,46 @@ class Compilation:
         if hit and meta.get("warnings") and self.warn is not None:
             self.warn(meta["warnings"], None)
 
-    def with_exports(self) -> tuple[list[exports.Export], "Compilation"]:
+    def with_exports(self, python: bool = False) -> tuple[list[exports.Export], "Compilation"]:
         """The program's exports (LANGUAGE.md §9), and a compilation of the
-        program with their C-ABI wrappers added and kept visible. The wrappers
-        are checked as one more module of the program already checked: the
-        program is parsed and checked once (and the wrappers once: the
-        checker they extend is this compilation's)."""
-        if self._exports is None:
-            self._exports = self._with_exports()
-        return self._exports
+        program with their C-ABI wrappers added and kept visible (`python`:
+        and the native entry points CPython calls, python_entries.py)."""
+        if python not in self._exports:
+            found, checker, wrapped, wrappers = self._wrapped
+            kept = exports.wrapper_symbols(found) + (python_entries.symbols(found) if python else ())
+            options = replace(self.options, need_main=False, exports=kept)
+            library = Compilation(self.source, self.display, self.base_dir, options, self.warn)
+            library.sources, library.stage_times, library.imported = self.sources, self.stage_times, self.imported
+            library.warnings = self.warnings
+            library._modules = [*self.parse(), wrappers]
+            library._checkers[False] = checker, wrapped
+            self._exports[python] = found, library
+        return self._exports[python]
 
-    def _with_exports(self) -> tuple[list[exports.Export], "Compilation"]:
+    @functools.cached_property
+    def _wrapped(self):
+        """The wrappers of the exports (both kinds: a library leaves the native
+        entry points out, unused), checked as one more module of the program
+        already checked: the program is parsed and checked once, and the
+        wrappers once (the checker they extend is this compilation's)."""
         checker, program = self._checker(need_main=False)
         found = exports.exports(program, self.sources.texts)
         self.unexported = exports.unexported(self.parse(), program, found)
+        text = "\n".join([exports.wrapper_source(found), exports.guarded_source(found), python_entries.source(found)])
         with self.stage("check wrappers"):
-            wrappers = parse(f"{exports.wrapper_source(found)}\n{exports.guarded_source(found)}\n", _WRAPPERS)
+            wrappers = parse(text + "\n", _WRAPPERS)
             reporter = Reporter()
             wrapped = checker.extend(wrappers, reporter)
             if reporter.failed:
                 raise InternalError("the export wrappers do not check:\n" + render_all(reporter.diagnostics))
-        options = replace(self.options, need_main=False, exports=exports.wrapper_symbols(found))
-        library = Compilation(self.source, self.display, self.base_dir, options, self.warn)
-        library.sources, library.stage_times, library.imported = self.sources, self.stage_times, self.imported
-        library.warnings = self.warnings
-        library._modules = [*self.parse(), wrappers]
-        library._checkers[False] = checker, wrapped
-        return found, library
+        return found, checker, wrapped, wrappers
 
     def export_object(self, use_cache: bool = True) -> tuple[list[exports.Export], bytes, bool]:
         """The program's exports and the object code of it with their wrappers,
         compiled for loading into this process (pycoro.embed); the third item
         says whether it came from the on-disk cache (cache.py) instead."""
         def compile() -> tuple[bytes, dict]:
-            found, library = self.with_exports()
+            found, library = self.with_exports(python=True)
             module, machine = library.lowered(jit_mode=True)
             externs = library.require_externs("process")   # where the code will run
             with self.stage("emit"):

@@ -1,0 +1,45 @@
+"""A scalar call from Python: `python py_call.py VARIANT`.
+
+`s = add(s, i)` for i in range(10^6), where `add` is a PyCoro export
+(`pycoro`), an @njit function (`numba`) or a Python function (`python`,
+the floor of any call from a Python loop). Compilation and the first call
+are excluded; prints `checksum` and `ns_per_item` (per call, loop included).
+"""
+import sys
+import time
+
+N = 1_000_000
+
+PYCORO_SOURCE = "fn add(a: i64, b: i64) -> i64 { return a + b; }"
+
+
+def python_add(a, b):
+    return a + b
+
+
+def variant(name: str):
+    if name == "pycoro":
+        import pycoro
+        return pycoro.compile(PYCORO_SOURCE).add
+    if name == "numba":
+        from numba import njit
+        return njit(python_add)
+    if name == "python":
+        return python_add
+    raise SystemExit(f"unknown variant {name!r}")
+
+
+def main() -> None:
+    add = variant(sys.argv[1])
+    assert add(1, 2) == 3   # compiles, warms up
+    start = time.perf_counter_ns()
+    s = 0
+    for i in range(N):
+        s = add(s, i)
+    elapsed = time.perf_counter_ns() - start
+    print("checksum", s)
+    print("ns_per_item", elapsed / N)
+
+
+if __name__ == "__main__":
+    main()

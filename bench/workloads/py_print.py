@@ -1,0 +1,53 @@
+"""Python iterating a generator that prints every value: `python py_print.py VARIANT`.
+
+`pycoro`: a PyCoro generator that prints each value (so it runs one step per
+value, its output interleaved with Python's); `cpython`: the same Python
+generator. Standard output goes to /dev/null while the loop runs. Prints
+`checksum` and `ns_per_item`.
+"""
+import os
+import sys
+import time
+
+N = 200_000
+
+PYCORO_SOURCE = "fn numbers(lo: i64, hi: i64) -> Generator<i64> { for i in lo..hi { print(i); yield i; } }"
+
+
+def cpython_numbers(lo, hi):
+    for i in range(lo, hi):
+        print(i)
+        yield i
+
+
+def variant(name: str):
+    if name == "pycoro":
+        import pycoro
+        return pycoro.compile(PYCORO_SOURCE).numbers
+    if name == "cpython":
+        return cpython_numbers
+    raise SystemExit(f"unknown variant {name!r}")
+
+
+def main() -> None:
+    numbers = variant(sys.argv[1])
+    sys.stdout.flush()
+    saved = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)   # Python's and the compiled code's output alike
+    try:
+        assert list(numbers(0, 5)) == [0, 1, 2, 3, 4]   # compiles, warms up
+        start = time.perf_counter_ns()
+        s = 0
+        for v in numbers(0, N):
+            s += v
+        sys.stdout.flush()
+        elapsed = time.perf_counter_ns() - start
+    finally:
+        os.dup2(saved, 1)
+    print("checksum", s)
+    print("ns_per_item", elapsed / N)
+
+
+if __name__ == "__main__":
+    main()

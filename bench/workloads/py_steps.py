@@ -1,0 +1,60 @@
+"""Python iterating a generator that cannot be run ahead: `python py_steps.py VARIANT`.
+
+The generator counts the values it makes in a mutable global, so pycoro runs
+it one step per value Python asks for (docs/embedding.md, batching). VARIANT
+is `pycoro` (a PyCoro `Generator<i64>`), `cpython` (the same Python
+generator) or `numba` (an @njit generator, which has no global to count in
+but is one native call per value too). The consumer is the same Python loop
+for all; prints `checksum` and `ns_per_item`.
+"""
+import sys
+import time
+
+N = 1_000_000
+
+PYCORO_SOURCE = """
+var made: i64 = 0;
+fn numbers(lo: i64, hi: i64) -> Generator<i64> { for i in lo..hi { made += 1; yield i; } }
+"""
+
+made = 0
+
+
+def cpython_numbers(lo, hi):
+    global made
+    for i in range(lo, hi):
+        made += 1
+        yield i
+
+
+def plain_numbers(lo, hi):
+    for i in range(lo, hi):
+        yield i
+
+
+def variant(name: str):
+    if name == "pycoro":
+        import pycoro
+        return pycoro.compile(PYCORO_SOURCE).numbers
+    if name == "cpython":
+        return cpython_numbers
+    if name == "numba":
+        from numba import njit
+        return njit(plain_numbers)
+    raise SystemExit(f"unknown variant {name!r}")
+
+
+def main() -> None:
+    numbers = variant(sys.argv[1])
+    assert list(numbers(0, 5)) == [0, 1, 2, 3, 4]   # compiles, warms up
+    start = time.perf_counter_ns()
+    s = 0
+    for v in numbers(0, N):
+        s += v
+    elapsed = time.perf_counter_ns() - start
+    print("checksum", s)
+    print("ns_per_item", elapsed / N)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,263 @@
+"""Native entry points for CPython (pycoro.embed): PyCoro source, compiled
+with the program for `pycoro.compile`, that Python calls without ctypes.
+
+Why native (docs/decisions.md, "Calls from Python"): a ctypes call costs
+about a microsecond of argument conversion before any work is done, and a
+Python-level wrapper as much again; numba's wrappers are C functions
+written against CPython's API, and so are these:
+
+    fn __py_call_NAME(fallback, args, nargs, kwnames) -> PyObject*
+        a METH_FASTCALL|METH_KEYWORDS function: positional arguments of the
+        exact Python types (`int`, `float`, `bool`) are converted here and
+        the export called through the runtime's `__pc_try`; anything else
+        (keywords, a wrong count, a value to reject with a message) goes
+        to `fallback`, the Python wrapper that checks and explains.
+    fn __py_next_NAME(gen) -> PyObject*
+        the `tp_iternext` of a generator's Python type: one step of its
+        frame per value, as CPython's own generators do.
+
+An export with a slice or struct parameter, or a struct result, has no
+native call (its Python wrapper converts them); a generator of structs has
+no native step.
+
+What the code needs from the process it runs in (type objects, `True`,
+`False`, `None`, the Python callables it hands errors to, the runtime's
+`__pc_try`) is passed once after loading, by `__py_init(api)`: its
+symbols are not PyCoro's to name.
+"""
+from __future__ import annotations
+
+from .exports import Export, ExportStruct, _c_type
+from .types import BOOL, VOID, FloatT, IntT, SliceT, Type
+
+# What pycoro.embed passes to `__py_init` (embed._PyApi mirrors it), in four
+# kinds: objects the code compares with, Python callables it hands work to,
+# the runtime's calls that catch panics, and CPython's C API (`ptr<u8>` is a
+# `PyObject *`). The API's functions come as pointers, not as `extern fn`s:
+# the wrappers module is shared with `--emit shared`, whose library must not
+# name a symbol only a Python process has.
+API_OBJECTS = ("int_type", "float_type", "true_", "false_", "none")
+API_HOOKS = (
+    "flush_python",         # sys.stdout.flush(), before code that may print
+    "panicked",             # raises the runtime's panic message as a PanicError
+    "generator_ended",      # gen → raises StopIteration (destroying the frame), a pending panic or ValueError
+    "generator_panicked",   # gen → finishes it, keeps the PanicError to raise after the values made before
+)
+API_RUNTIME = {"try_": "__pc_try", "try_faults": "__pc_try_faults"}   # field → runtime function
+TRY = "fn(fn(ptr<u8>), ptr<u8>) -> i32"
+API_FUNCTIONS = {
+    "PyObject_Vectorcall": "fn(ptr<u8>, ptr<ptr<u8>>, u64, ptr<u8>) -> ptr<u8>",
+    "PyObject_CallNoArgs": "fn(ptr<u8>) -> ptr<u8>",
+    "PyObject_CallOneArg": "fn(ptr<u8>, ptr<u8>) -> ptr<u8>",
+    "PyLong_AsLongLongAndOverflow": "fn(ptr<u8>, ptr<i32>) -> i64",
+    "PyLong_AsUnsignedLongLong": "fn(ptr<u8>) -> u64",
+    "PyLong_AsDouble": "fn(ptr<u8>) -> f64",
+    "PyLong_FromLongLong": "fn(i64) -> ptr<u8>",
+    "PyLong_FromUnsignedLongLong": "fn(u64) -> ptr<u8>",
+    "PyFloat_AsDouble": "fn(ptr<u8>) -> f64",
+    "PyFloat_FromDouble": "fn(f64) -> ptr<u8>",
+    "PyErr_Occurred": "fn() -> ptr<u8>",
+    "PyErr_Clear": "fn()",
+    "Py_IncRef": "fn(ptr<u8>)",
+    "Py_DecRef": "fn(ptr<u8>)",
+    "fflush": "fn(ptr<u8>) -> i32",   # the C library's, after code that may print
+}
+API_FIELDS = (*((n, "ptr<u8>") for n in API_OBJECTS + API_HOOKS), *((n, TRY) for n in API_RUNTIME),
+              *API_FUNCTIONS.items())
+
+# The object layout of a native generator type: the PyObject header (refcount,
+# type), then the address of the slot that holds the frame's owning handle.
+_HELPERS = f"""
+struct __PyApi {{ {', '.join(f'{n}: {t}' for n, t in API_FIELDS)} }}
+var __py: __PyApi;
+fn __py_init(api: ptr<__PyApi>) {{ __py = api[0]; }}
+
+fn __py_type(o: ptr<u8>) -> ptr<u8> {{ return (o as ptr<ptr<u8>>)[1]; }}
+
+// An exact `int` in lo..=hi (a bool, an int subclass, one out of range: false).
+fn __py_int(o: ptr<u8>, lo: i64, hi: i64, out: ptr<i64>) -> bool {{
+    if __py_type(o) != __py.int_type {{ return false; }}
+    var overflow: i32 = 0;
+    let v = __py.PyLong_AsLongLongAndOverflow(o, &overflow);
+    if overflow != 0 || v < lo || v > hi {{ return false; }}
+    out[0] = v;
+    return true;
+}}
+
+fn __py_u64(o: ptr<u8>, out: ptr<u64>) -> bool {{
+    if __py_type(o) != __py.int_type {{ return false; }}
+    let v = __py.PyLong_AsUnsignedLongLong(o);   // a negative one is an OverflowError
+    if v == ~(0 as u64) && __py.PyErr_Occurred() != null {{ __py.PyErr_Clear(); return false; }}
+    out[0] = v;
+    return true;
+}}
+
+// A `float`, or an `int` (as the Python wrapper accepts one for a float).
+fn __py_float(o: ptr<u8>, out: ptr<f64>) -> bool {{
+    let t = __py_type(o);
+    if t == __py.float_type {{ out[0] = __py.PyFloat_AsDouble(o); return true; }}
+    if t != __py.int_type {{ return false; }}
+    let v = __py.PyLong_AsDouble(o);
+    if v == -1.0 && __py.PyErr_Occurred() != null {{ __py.PyErr_Clear(); return false; }}
+    out[0] = v;
+    return true;
+}}
+
+fn __py_bool(o: ptr<u8>, out: ptr<u8>) -> bool {{
+    if o == __py.true_ {{ out[0] = 1; return true; }}
+    if o == __py.false_ {{ out[0] = 0; return true; }}
+    return false;
+}}
+
+fn __py_new_ref(o: ptr<u8>) -> ptr<u8> {{ __py.Py_IncRef(o); return o; }}
+fn __py_bool_object(v: u8) -> ptr<u8> {{
+    if v != 0 {{ return __py_new_ref(__py.true_); }}
+    return __py_new_ref(__py.false_);
+}}
+
+// Python's buffered stdout written out before code that may print (false:
+// flushing raised, and the exception is set).
+fn __py_flush() -> bool {{
+    let r = __py.PyObject_CallNoArgs(__py.flush_python);
+    if r == null {{ return false; }}
+    __py.Py_DecRef(r);
+    return true;
+}}
+"""
+
+
+# A native generator's object: the PyObject header (refcount, type), these
+# words, then a buffer of values (pycoro.embed makes the type). A generator
+# without effects is run ahead into the buffer, FIRST_RUN_AHEAD values at
+# first and twice as many each time, up to RUN_AHEAD (a native call costs
+# about as much as handing out 20 values); any other one value at a time.
+GENERATOR_FIELDS = ("_slot_address",   # where the frame's owning handle is (embed.GeneratorObject._slot)
+                    "_index",          # the next value in the buffer to hand out
+                    "_count",          # how many values the buffer holds
+                    "_ask")            # how many values to ask the frame for next
+FIRST_RUN_AHEAD, RUN_AHEAD = 8, 64
+
+
+def native_call(e: Export) -> bool:
+    """Whether `e` has a native call: scalar parameters and a scalar result (or none)."""
+    return e.item is None and all(_scalar(t) for _, t in e.params) and (e.result == VOID or _scalar(e.result))
+
+
+def native_step(e: Export) -> bool:
+    """Whether generator `e` has a native step: scalar values."""
+    return e.item is not None and _scalar(e.item)
+
+
+def _scalar(t: Type) -> bool:
+    return not isinstance(t, (SliceT, ExportStruct))
+
+
+def symbols(exported: list[Export]) -> tuple[str, ...]:
+    """The entry points pycoro.embed looks up (kept visible by the pipeline)."""
+    return ("__py_init", *(f"__py_call_{e.name}" for e in exported if native_call(e)),
+            *(f"__py_next_{e.name}" for e in exported if native_step(e)))
+
+
+def source(exported: list[Export]) -> str:
+    """The entry points of `exported`, with what they share."""
+    out = [_HELPERS]
+    for e in exported:
+        if native_call(e):
+            out.append(_call_source(e))
+        elif native_step(e):
+            out.append(_step_source(e))
+    return "\n".join(out)
+
+
+def _try(e: Export) -> str:
+    return "__py.try_faults" if e.faults else "__py.try_"
+
+
+def _converter(t: Type, obj: str, place: str) -> tuple[str, str]:
+    """A test that reads Python object `obj` into `place` (a context field of
+    `t`'s C type; false: not done), and the store that follows it, if any
+    (through the locals `i` and `f`)."""
+    if t == BOOL:
+        return f"__py_bool({obj}, &{place})", ""
+    if isinstance(t, FloatT):
+        return f"__py_float({obj}, &f)", f"{place} = f as {t};"
+    if isinstance(t, IntT) and not t.signed and t.bits == 64:
+        return f"__py_u64({obj}, &{place})", ""
+    assert isinstance(t, IntT)
+    return f"__py_int({obj}, {t.min}, {t.max}, &i)", f"{place} = i as {t};"
+
+
+def _object_of(t: Type, value: str) -> str:
+    """A new reference to a Python object of `value`, a `t` in its C form."""
+    if t == VOID:
+        return "__py_new_ref(__py.none)"
+    if t == BOOL:
+        return f"__py_bool_object({value})"
+    if isinstance(t, FloatT):
+        return f"__py.PyFloat_FromDouble({value} as f64)"
+    if not t.signed and t.bits == 64:
+        return f"__py.PyLong_FromUnsignedLongLong({value})"
+    return f"__py.PyLong_FromLongLong({value} as i64)"
+
+
+def _call_source(e: Export) -> str:
+    n = len(e.params)
+    slow = "return __py.PyObject_Vectorcall(fallback, args, nargs as u64, kwnames);"
+    lines = [f"fn __py_call_{e.name}(fallback: ptr<u8>, args: ptr<ptr<u8>>, nargs: i64, kwnames: ptr<u8>) -> ptr<u8> {{",
+             f"    if nargs != {n} || kwnames != null {{ {slow} }}"]
+    fields = n or e.result != VOID
+    if fields:
+        lines.append(f"    var c: __Call_{e.name};")
+    lines.append("    var i: i64 = 0;\n    var f: f64 = 0.0;")
+    for index, (_, t) in enumerate(e.params):
+        test, store = _converter(t, f"args[{index}]", f"c.a{index}")
+        lines.append(f"    if !{test} {{ {slow} }}")
+        if store:
+            lines.append(f"    {store}")
+    if e.output:
+        lines.append("    if !__py_flush() { return null; }")
+    context = "&c as ptr<u8>" if fields else "null"
+    lines.append(f"    let failed = {_try(e)}(__export_try_{e.name}, {context});")
+    if e.output:
+        lines.append("    __py.fflush(null);")
+    lines.append("    if failed != 0 { return __py.PyObject_CallNoArgs(__py.panicked); }")
+    lines.append(f"    return {_object_of(e.result, 'c.result')};\n}}")
+    return "\n".join(lines)
+
+
+def _step_source(e: Export) -> str:
+    g, item = e.result_text, _c_type(e.item)
+    limit = 1 if e.effects else RUN_AHEAD
+    lines = [
+        f"fn __py_next_{e.name}(gen: ptr<u8>) -> ptr<u8> {{",
+        "    let o = gen as ptr<i64>;",
+        f"    let buffer = &o[{2 + len(GENERATOR_FIELDS)}] as ptr<{item}>;",
+        "    let i = o[3];",
+        f"    if i < o[4] {{ o[3] = i + 1; return {_object_of(e.item, 'buffer[i]')}; }}",
+        # the slot holding the owning handle; 0 once the frame is gone (exhausted, closed, panicked)
+        f"    let slot = o[2] as ptr<{g}>;",
+        "    if (slot as ptr<u64>)[0] == 0 { return __py.PyObject_CallOneArg(__py.generator_ended, gen); }",
+        "    let ask = o[5];",
+        f"    var c = __Fill_{e.name} {{ g: slot, buf: buffer, cap: ask, n: 0 }};",
+    ]
+    if e.output:
+        lines.append("    if !__py_flush() { return null; }")
+    lines.append(f"    let failed = {_try(e)}(__export_try_fill_{e.name}, &c as ptr<u8>);")
+    if e.output:
+        lines.append("    __py.fflush(null);")
+    lines += [
+        f"    if ask < {limit} {{ o[5] = ask * 2; }}",
+        "    o[3] = 0;",
+        "    o[4] = c.n;",
+        # the values made before a panic are handed out first, then the panic
+        "    if failed != 0 {",
+        "        let r = __py.PyObject_CallOneArg(__py.generator_panicked, gen);",
+        "        if r == null { return null; }",
+        "        __py.Py_DecRef(r);",
+        "    }",
+        "    if c.n == 0 { return __py.PyObject_CallOneArg(__py.generator_ended, gen); }",
+        "    o[3] = 1;",
+        f"    return {_object_of(e.item, 'buffer[0]')};",
+        "}",
+    ]
+    return "\n".join(lines)
