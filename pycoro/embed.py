@@ -26,7 +26,7 @@ import warnings
 import weakref
 from pathlib import Path
 
-from . import cpython
+from . import arrays, cpython
 from .backend import jit, targets
 from .common.diagnostics import CompileError, CompileWarning, render_all
 from .pipeline.driver import Compilation, Options
@@ -117,8 +117,8 @@ class Module:
         self.__name__ = compilation.display
         self._native = NATIVE and cpython.AVAILABLE
         self._kept: list = []   # what the native code points at: method definitions, the API's objects
-        if self._native:
-            self._init_native()
+        self._collect_types: dict[str, type] = {}
+        self._init_native()   # to_numpy's collect uses it in either mode
         for e in self._exports.values():
             setattr(self, e.name, _function(self, e))
 
@@ -131,6 +131,16 @@ class Module:
                      *(self._address(f) for f in python_entries.API_RUNTIME.values()),
                      *(_c_function(name) for name in python_entries.API_FUNCTIONS))
         ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(self._address("__py_init"))(ctypes.addressof(api))
+
+    def _collect_context(self, e: Export) -> type:
+        """The ctypes struct `__py_collect_NAME` takes (python_entries): the
+        arguments as the create wrapper takes them, then the buffer."""
+        found = self._collect_types.get(e.name)
+        if found is None:
+            fields = [field for i, (_, t) in enumerate(e.params) for field in _c_fields(f"a{i}", t)]
+            fields += [("buf", ctypes.c_void_p), ("cap", ctypes.c_int64), ("n", ctypes.c_int64)]
+            found = self._collect_types[e.name] = type(f"Collect_{e.name}", (ctypes.Structure,), {"_fields_": fields})
+        return found
 
     def _raise_panic(self) -> None:
         raise PanicError(self._panic_message().decode(errors="replace"))
@@ -391,7 +401,7 @@ def _function(module: Module, e: Export):
                 _release(held)
                 raise
             # the generator keeps the buffers (and their objects) until its frame is destroyed
-            return generator_class(module, e, frame, fill, destroy, code, held)
+            return generator_class(module, e, frame, fill, destroy, code, held, values)
     function = Function(call)
     if module._native and python_entries.native_call(e):
         # the native entry converts exact ints, floats and bools itself; `call` does the rest, and says what is wrong
@@ -444,9 +454,10 @@ class GeneratorObject:
     (NativeSteps)."""
 
     def __init__(self, module: Module, export: Export, frame: int, fill: int, destroy: int, code: str,
-                 held: list[Buffer] = ()):
+                 held: list[Buffer] = (), arguments: list = ()):
         self._module = module                # keeps the compiled code alive
         self._export = export
+        self._arguments = arguments          # as the create wrapper took them (to_numpy may make it again)
         self._slot = ctypes.c_void_p(frame)  # the owning handle: the frame's address
         self._code = code
         self._fill, self._closed = fill, False
@@ -472,6 +483,8 @@ class GeneratorObject:
             context.buf, context.cap = ctypes.addressof(buf) if isinstance(buf, ctypes.Array) else buf.buffer_info()[0], cap
             if self._closed:
                 raise ValueError(f"{self._export.name}: generator used after close()")
+            if not self._slot.value:   # finished another way (to_numpy drained it)
+                return
             if effects:
                 _flush_python()
             try:
@@ -535,6 +548,10 @@ class GeneratorObject:
         dtype = np.dtype(_numpy_dtype(item))
         if self._export.effects or self._items is not None or self._closed:
             return np.fromiter(self, dtype)
+        if self._untouched() and python_entries.native_collect(self._export):
+            collected = self._collect(dtype)
+            if collected is not None:
+                return collected
         head = self._run_ahead()
         out = np.empty(max(FIRST_BATCH * 64, 2 * len(head)), dtype)
         out[:len(head)] = head
@@ -555,6 +572,35 @@ class GeneratorObject:
     def _run_ahead(self) -> list:
         """The values made ahead and not handed out yet (NativeSteps keeps some)."""
         return []
+
+    def _untouched(self) -> bool:
+        """Whether the frame is there and has never run."""
+        return self._items is None and bool(self._slot.value)
+
+    def _collect(self, dtype):
+        """All the values, from a generator made again from the arguments and
+        drained in one native call (python_entries: its frame elided, its loop
+        fused with the stores), into memory that becomes the array's
+        (arrays.py); None if that memory cannot be had or does not hold them
+        all (the frame made at the call then makes them: nothing observable
+        ran). Otherwise that frame, which never ran, is destroyed."""
+        base = arrays.reserve()
+        if base is None:
+            return None
+        e = self._export
+        context = self._module._collect_context(e)(*self._arguments, base, arrays.RESERVE // dtype.itemsize, 0)
+        try:
+            self._module._guarded(self._module._address(f"__py_collect_{e.name}"), ctypes.addressof(context),
+                                  e.faults)
+        except BaseException:
+            arrays.release(base)
+            self._finalizer()
+            raise
+        if context.n < 0:
+            arrays.release(base)
+            return None
+        self._finalizer()
+        return arrays.keep(base, context.n * dtype.itemsize, dtype)
 
     def close(self) -> None:
         """Destroy the frame (running its pending defers). Closing twice is allowed."""
@@ -610,6 +656,9 @@ class NativeSteps(GeneratorObject):
 
     def _run_ahead(self) -> list:
         return [next(self) for _ in range(self._count - self._index)]
+
+    def _untouched(self) -> bool:
+        return self._count == 0 and self._ask == python_entries.FIRST_RUN_AHEAD and bool(self._slot.value)
 
     def close(self) -> None:
         self._count = 0   # values made ahead are dropped with the frame

@@ -118,3 +118,52 @@ def test_a_generator_fills_a_numpy_array():
     assert mod.loud(3).to_numpy().tolist() == [0.0, 1.0, 2.0]   # one value at a time: it prints
     assert mod.flags(4).to_numpy().tolist() == [True, False, True, False]
     assert mod.numbers(0, 0).to_numpy().tolist() == []
+
+
+COLLECTED = """
+fn numbers(lo: i64, hi: i64) -> Generator<i64> { for i in lo..hi { yield i; } }
+fn bytes_of(xs: [u8]) -> Generator<u8> { for v in xs { yield v ^ 255; } }
+fn quarters(n: i64) -> Generator<f32> { for i in 0..n { yield (i as f32) / 4.0; } }
+fn means(xs: [f64], k: i64) -> Generator<f64> {
+    var s = 0.0;
+    for i in 0..xs.len() {
+        s += xs[i];
+        if i >= k { s -= xs[i - k]; }
+        if i >= k - 1 { yield s / (k as f64); }
+    }
+}
+fn bumped(xs: [i64]) -> Generator<i64> { for i in 0..xs.len() { xs[i] += 1; yield xs[i]; } }
+fn breaks(n: i64) -> Generator<i64> { for i in 0..n { yield 100 / (1000 - i); } }
+"""
+
+
+def test_to_numpy_of_a_fresh_generator_drains_it_in_one_call(monkeypatch):
+    """Issue 21 item 5: an untouched generator without effects is made again
+    inside one native call and drained into memory that becomes the array's
+    (python_entries._collect_source, pycoro/arrays.py): the same values as
+    the step-by-step way, whatever the item type or arguments."""
+    from pycoro import arrays
+    mod = pycoro.compile(COLLECTED)
+    xs = np.arange(1000, dtype=np.float64) % 7
+    expected_means = [xs[i - 3:i + 1].mean() for i in range(3, 1000)]
+    for way in ("collect", "no room", "no reservation"):
+        if way == "no room":   # a reservation too small for the values: the frame made at the call makes them
+            monkeypatch.setattr(arrays, "RESERVE", 4096)
+        if way == "no reservation":
+            monkeypatch.setattr(arrays, "reserve", lambda: None)
+        big = mod.numbers(5, 200_005).to_numpy()
+        assert big.dtype == np.int64 and big.tolist() == list(range(5, 200_005)), way
+        assert mod.bytes_of(b"\x00\x0f").to_numpy().tolist() == [255, 240]
+        assert mod.quarters(3).to_numpy().tolist() == [0.0, 0.25, 0.5]
+        assert np.allclose(mod.means(xs, 4).to_numpy(), expected_means)
+        owned = np.zeros(3, np.int64)
+        assert mod.bumped(owned).to_numpy().tolist() == [1, 1, 1] and owned.tolist() == [1, 1, 1], way
+        with pytest.raises(pycoro.PanicError, match="division by zero"):
+            mod.breaks(2000).to_numpy()
+        g = mod.breaks(10)
+        assert g.to_numpy().tolist() == [0] * 10 and list(g) == []   # drained: finished
+    kept = mod.numbers(0, 10).to_numpy()
+    view = kept[2:4]
+    del kept
+    gc.collect()
+    assert view.tolist() == [2, 3]   # the memory lives as long as any view of it

@@ -27,7 +27,7 @@ symbols are not PyCoro's to name.
 """
 from __future__ import annotations
 
-from .exports import Export, ExportStruct, _c_type
+from .exports import Export, ExportStruct, _c_arg, _c_params, _c_type
 from .types import BOOL, VOID, FloatT, IntT, SliceT, Type
 
 # What pycoro.embed passes to `__py_init` (embed._PyApi mirrors it), in four
@@ -35,7 +35,8 @@ from .types import BOOL, VOID, FloatT, IntT, SliceT, Type
 # the runtime's calls that catch panics, and CPython's C API (`ptr<u8>` is a
 # `PyObject *`). The API's functions come as pointers, not as `extern fn`s:
 # the wrappers module is shared with `--emit shared`, whose library must not
-# name a symbol only a Python process has.
+# name a symbol only a Python process has, and a declaration here would
+# clash with the program's own `extern fn fflush`.
 API_OBJECTS = ("int_type", "float_type", "true_", "false_", "none")
 API_HOOKS = (
     "flush_python",         # sys.stdout.flush(), before code that may print
@@ -148,6 +149,13 @@ def native_step(e: Export) -> bool:
     return e.item is not None and _scalar(e.item)
 
 
+def native_collect(e: Export) -> bool:
+    """Whether generator `e` has a collect (`to_numpy`): scalar values, no
+    effects, no slice it writes through (a collect that runs out of room
+    leaves its work for the generator's own frame to do again)."""
+    return native_step(e) and not e.effects and not e.written
+
+
 def _scalar(t: Type) -> bool:
     return not isinstance(t, (SliceT, ExportStruct))
 
@@ -155,7 +163,8 @@ def _scalar(t: Type) -> bool:
 def symbols(exported: list[Export]) -> tuple[str, ...]:
     """The entry points pycoro.embed looks up (kept visible by the pipeline)."""
     return ("__py_init", *(f"__py_call_{e.name}" for e in exported if native_call(e)),
-            *(f"__py_next_{e.name}" for e in exported if native_step(e)))
+            *(f"__py_next_{e.name}" for e in exported if native_step(e)),
+            *(f"__py_collect_{e.name}" for e in exported if native_collect(e)))
 
 
 def source(exported: list[Export]) -> str:
@@ -166,6 +175,8 @@ def source(exported: list[Export]) -> str:
             out.append(_call_source(e))
         elif native_step(e):
             out.append(_step_source(e))
+        if native_collect(e):
+            out.append(_collect_source(e))
     return "\n".join(out)
 
 
@@ -261,3 +272,34 @@ def _step_source(e: Export) -> str:
         "}",
     ]
     return "\n".join(lines)
+
+
+def _collect_source(e: Export) -> str:
+    """`__py_collect_NAME(context)`, through `__pc_try`: creates the generator
+    from the context's arguments and drains it into `buf`, room for `cap`
+    values (`to_numpy`, pycoro/arrays.py); `n` is how many, or -1 if there
+    were more. The generator is made and consumed in one function, so LLVM
+    elides its frame and fuses its loop with this one, and the check for
+    room is a second bound on the loop's count, which it still vectorises."""
+    positional = Export(e.name, tuple((f"a{i}", t) for i, (_, t) in enumerate(e.params)), e.result, e.item)
+    item = _c_type(e.item)
+    fields = ", ".join([*_c_params(positional), f"buf: ptr<{item}>", "cap: i64", "n: i64"])
+    params = ", ".join([*_c_params(positional), f"buf: ptr<{item}>", "cap: i64"])   # a0, a1, …: no name clashes
+    call = f"{e.name}({', '.join(_c_arg(n, t, positional) for n, t in positional.params)})"
+    forward = ", ".join([*(f"c[0].{p.split(':')[0]}" for p in _c_params(positional)), "c[0].buf", "c[0].cap"])
+    # The drain is a function of its own: inlined into the collect, its loop
+    # is simplified once more and vectorised (written inline, it was not).
+    return f"""struct __Collect_{e.name} {{ {fields} }}
+fn __py_drain_{e.name}({params}) -> i64 {{
+    var n: i64 = 0;
+    for v in {call} {{
+        if n == cap {{ return -1; }}
+        buf[n] = v{' as u8' * (e.item == BOOL)};
+        n += 1;
+    }}
+    return n;
+}}
+fn __py_collect_{e.name}(context: ptr<u8>) {{
+    let c = context as ptr<__Collect_{e.name}>;
+    c[0].n = __py_drain_{e.name}({forward});
+}}"""

@@ -557,6 +557,8 @@ def _compile_runtime(source: str, path: Path) -> str:
         function.attributes.add("optnone")
     for name in _NEVER_INLINED:
         module.get_global(f"pc.{name}").attributes.add("noinline")
+    for name in _PANICS:
+        module.get_global(f"pc.{name}").attributes.update({"noinline", "cold"})
     return str(module)
 
 
@@ -571,6 +573,14 @@ _NEVER_OPTIMISED = ("print_float",)
 # Runtime functions kept out of the C `main` they are called from once: finding
 # the stack's bounds (for the fault handler) is nothing to optimise.
 _NEVER_INLINED = ("find_stack",)
+
+# The ways into a panic: cold and never inlined, as Rust's panic functions.
+# Inlined where a program has few panic sites (often in a library of
+# exports, where `__pc_coro_alloc`'s out-of-memory panic may be the only
+# one), the panic's formatting and longjmp grew every generator's ramp past
+# what the inliner takes, and no frame was elided (`for v in gen()` in an
+# exported function ran gen on the heap).
+_PANICS = ("__pc_panic", "__pc_panic_bounds", "__pc_panic_slice", "fail")
 
 
 def _parse_ir(text: str, name: str) -> llvm.ModuleRef:
