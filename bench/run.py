@@ -33,9 +33,24 @@ TABLE = {
     "async_fanout": ("ns/task", ["cpp"], "cpp", "at or below clang++"),
     "py_iter": ("ns/item", ["cpython", "numba", "range"], "CPython gen", "faster than the CPython generator"),
     "slice_sum": ("ns/item", ["c"], "C", "at most 1.1x C"),
+    "py_call": ("ns/call", ["numba", "python"], "numba", "at most 1.5x numba"),
+    "py_steps": ("ns/item", ["cpython", "numba"], "CPython gen", "at most the CPython generator"),
+    "py_print": ("ns/item", ["cpython"], "CPython gen", "at most the CPython generator"),
+    "py_numpy": ("ns/item", ["arange", "cpython"], "np.arange", "at most 2x np.arange"),
+    "py_moving_avg": ("ns/item", ["numba"], "numba", "measured against numba"),
+    "py_moving_avg_np": ("ns/item", ["numba"], "numba", "measured against numba"),
 }
-# Workloads that are Python programs (workloads/NAME.py VARIANT), not .pc files.
-PYTHON_HOSTED = {"py_iter": {"pycoro": "pycoro", "CPython gen": "cpython", "numba": "numba", "range": "range"}}
+# Workloads that are Python programs (workloads/NAME.py VARIANT), not .pc files:
+# column → variant.
+PYTHON_HOSTED = {
+    "py_iter": {"pycoro": "pycoro", "CPython gen": "cpython", "numba": "numba", "range": "range"},
+    "py_call": {"pycoro": "pycoro", "numba": "numba", "Python fn": "python"},
+    "py_steps": {"pycoro": "pycoro", "CPython gen": "cpython", "numba": "numba"},
+    "py_print": {"pycoro": "pycoro", "CPython gen": "cpython"},
+    "py_numpy": {"pycoro": "pycoro", "np.arange": "arange", "CPython gen": "cpython"},
+    "py_moving_avg": {"pycoro": "pycoro", "numba": "numba"},
+    "py_moving_avg_np": {"pycoro": "pycoro", "numba": "numba"},
+}
 
 
 def cxx() -> str | None:
@@ -113,7 +128,7 @@ def main() -> int:
 
 
 def print_table(rows) -> None:
-    columns = ["pycoro", "C", "clang++-19", "clang++", "numba", "CPython gen", "range"]
+    columns = ["pycoro", "C", "clang++-19", "clang++", "numba", "CPython gen", "range", "Python fn", "np.arange"]
     present = [c for c in columns if any(c in m for _, m in rows)]
     header = ["workload", "unit"] + present + ["pycoro / target's anchor", "target"]
     body = []

@@ -11,6 +11,12 @@ are stored without a check for room but one LLVM can fold into the loop's
 count, and what is left over is given back: the array owns the rest. Where
 the range cannot be had (a small `ulimit -v`, strict overcommit), or a
 generator makes more values than it holds, to_numpy takes its other way.
+
+Memory the kernel has just given is zeroed on first touch: for 10^6 `i64`s
+that is 0.28 ms of a 0.43 ms to_numpy. As the C library keeps freed blocks
+for the next malloc (which NumPy's arrays then reuse, warm), the memory of
+the last array freed (up to SPARE_LIMIT) is kept here, and the next
+reservation starts with it where the address space after it is free.
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ _mmap = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctyp
 _munmap = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t)(("munmap", _libc))
 _madvise = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)(("madvise", _libc))
 _MAP_FAILED = ctypes.c_void_p(-1).value
+_MAP_FIXED_NOREPLACE = 0x100000   # Linux 4.17; older kernels take it as a hint (checked below)
 _LINUX = sys.platform.startswith("linux")
 # Linux: no swap reserved for it (macOS never reserves any)
 _MAP_NORESERVE = 0x4000 if _LINUX else 0
@@ -35,16 +42,52 @@ _MAP_NORESERVE = 0x4000 if _LINUX else 0
 _HUGE_PAGES = getattr(mmap, "MADV_HUGEPAGE", None) if _LINUX else None
 
 
+SPARE_LIMIT = 1 << 26   # 64 MiB
+_spare: tuple[int, int] | None = None   # (address, size) of the last array's memory freed
+
+
 def reserve() -> int | None:
     """The address of RESERVE writable bytes, with memory only where written;
     None if the system refuses."""
-    base = _mmap(None, RESERVE, mmap.PROT_READ | mmap.PROT_WRITE,
-                 mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0)
-    if base in (None, _MAP_FAILED):
-        return None
-    if _HUGE_PAGES is not None:
+    base = _grow_spare()
+    if base is None:
+        base = _map(None, RESERVE, 0)
+    if base is not None and _HUGE_PAGES is not None:
         _madvise(base, RESERVE, _HUGE_PAGES)
     return base
+
+
+def _map(address: int | None, size: int, flags: int) -> int | None:
+    base = _mmap(address, size, mmap.PROT_READ | mmap.PROT_WRITE,
+                 mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE | flags, -1, 0)
+    return None if base in (None, _MAP_FAILED) else base
+
+
+def _grow_spare() -> int | None:
+    """The spare memory with the rest of a reservation mapped right after it,
+    or None (no spare, or something else lives there: the spare is given back)."""
+    global _spare
+    if _spare is None or not _LINUX:
+        return None
+    (address, size), _spare = _spare, None
+    rest = _map(address + size, RESERVE - size, _MAP_FIXED_NOREPLACE)
+    if rest == address + size:
+        return address
+    if rest is not None:   # a kernel that took the address as a hint
+        _munmap(rest, RESERVE - size)
+    _munmap(address, size)
+    return None
+
+
+def _free(address: int, size: int) -> None:
+    """Memory an array no longer uses: kept as the spare, or given back."""
+    global _spare
+    if size <= SPARE_LIMIT and (_spare is None or _spare[1] < size):
+        if _spare is not None:
+            _munmap(*_spare)
+        _spare = address, size
+    else:
+        _munmap(address, size)
 
 
 def release(base: int) -> None:
@@ -71,4 +114,4 @@ class _Mapped:
         self.__array_interface__ = {"shape": (n,), "typestr": dtype.str, "data": (address, False), "version": 3}
 
     def __del__(self):
-        _munmap(self._address, self._size)
+        _free(self._address, self._size)

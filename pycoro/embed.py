@@ -118,7 +118,8 @@ class Module:
         self._native = NATIVE and cpython.AVAILABLE
         self._kept: list = []   # what the native code points at: method definitions, the API's objects
         self._collect_types: dict[str, type] = {}
-        self._init_native()   # to_numpy's collect uses it in either mode
+        if self._native:
+            self._init_native()
         for e in self._exports.values():
             setattr(self, e.name, _function(self, e))
 
@@ -669,7 +670,7 @@ def native_generator_type(module: Module, e: Export) -> type:
     """The Python class of generator `e`'s objects: its native step as
     `__next__`, the rest NativeSteps'."""
     values = 1 if e.effects else python_entries.RUN_AHEAD
-    base = cpython.iterator_type(f"generator_{e.name}", module._address(f"__py_next_{e.name}"),
+    base = cpython.iterator_type(f"steps_{e.name}", module._address(f"__py_next_{e.name}"),
                                  list(python_entries.GENERATOR_FIELDS), values * _item_size(e.item))
     return type(f"generator_{e.name}", (base, NativeSteps), {"__module__": "pycoro"})
 

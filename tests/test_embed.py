@@ -557,6 +557,9 @@ def test_keywords_signatures_and_doc_comments():
     assert str(inspect.signature(mod.evens)) == "(n: 'i64') -> 'Generator<i64>'"
     assert mod.add.__doc__ == "fn add(a: i64, b: i64) -> i64\n\nThe sum of a and b.\n(Two lines.)"
     assert mod.sub.__doc__ == "fn sub(a: i64, b: i64) -> i64"
+    import pydoc
+    assert "add(a: 'i64', b: 'i64') -> 'i64'\n    fn add(a: i64, b: i64) -> i64\n    \n    The sum of a and b." \
+        in pydoc.render_doc(mod.add, renderer=pydoc.plaintext)
     with pytest.raises(TypeError, match=r"^fn add\(a: i64, b: i64\) -> i64: got an unexpected keyword argument 'c'$"):
         mod.add(1, 2, c=3)
 

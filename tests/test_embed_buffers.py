@@ -167,3 +167,20 @@ def test_to_numpy_of_a_fresh_generator_drains_it_in_one_call(monkeypatch):
     del kept
     gc.collect()
     assert view.tolist() == [2, 3]   # the memory lives as long as any view of it
+
+
+def test_to_numpy_arrays_kept_and_freed_in_any_order():
+    """The memory of a freed array is kept for the next to_numpy (arrays.py's
+    spare): arrays kept, freed and made again in any order hold their own values."""
+    import random
+    mod = pycoro.compile(COLLECTED)
+    rng = random.Random(7)
+    live = []
+    for _ in range(60):
+        lo, n = rng.randrange(100), rng.choice([0, 1, 511, 512, 4096, 70_000])
+        live.append((lo, mod.numbers(lo, lo + n).to_numpy()))
+        if rng.random() < 0.6:
+            del live[rng.randrange(len(live))]
+            gc.collect()
+        for start, values in live:
+            assert values.tolist() == list(range(start, start + len(values)))

@@ -2,10 +2,10 @@
 
 A generator takes the array (a PyCoro slice `[f64]`, without copying; for
 numba, the array) and yields the mean of each window of 8 values, 10^7
-values in all. `pycoro` / `numba`: a Python `for` loop sums what the
-generator yields; `pycoro-numpy`: `.to_numpy()` of the PyCoro generator;
-`numba-numpy`: `np.fromiter` over the numba generator. Prints `checksum` and
-`ns_per_item` (per input value).
+values in all. VARIANT `pycoro` or `numba`: a Python `for` loop sums what
+the generator yields. py_moving_avg_np.py runs the same into a NumPy array:
+`.to_numpy()` of the PyCoro generator, `np.fromiter` over the numba one.
+Prints `checksum` and `ns_per_item` (per input value).
 """
 import sys
 import time
@@ -36,15 +36,15 @@ def python_moving_avg(xs, k):
             yield s / k
 
 
-def variant(name: str):
-    if name.startswith("pycoro"):
+def variant(name: str, into_numpy: bool):
+    if name == "pycoro":
         import pycoro
         fn = pycoro.compile(PYCORO_SOURCE).moving_avg
-        return (lambda xs, k: fn(xs, k).to_numpy().sum()) if name.endswith("numpy") else (lambda xs, k: _sum(fn(xs, k)))
-    if name.startswith("numba"):
+        return (lambda xs, k: fn(xs, k).to_numpy().sum()) if into_numpy else (lambda xs, k: _sum(fn(xs, k)))
+    if name == "numba":
         from numba import njit
         fn = njit(python_moving_avg)
-        return (lambda xs, k: np.fromiter(fn(xs, k), np.float64).sum()) if name.endswith("numpy") \
+        return (lambda xs, k: np.fromiter(fn(xs, k), np.float64).sum()) if into_numpy \
             else (lambda xs, k: _sum(fn(xs, k)))
     raise SystemExit(f"unknown variant {name!r}")
 
@@ -56,8 +56,8 @@ def _sum(values) -> float:
     return s
 
 
-def main() -> None:
-    run = variant(sys.argv[1])
+def main(into_numpy: bool = False) -> None:
+    run = variant(sys.argv[1], into_numpy)
     xs = (np.arange(N) % 1000).astype(np.float64)
     run(xs[:100], K)   # compiles, warms up
     start = time.perf_counter_ns()

@@ -339,11 +339,11 @@ def _has_cycle(graph: dict[int, list[FnInstance]]) -> bool:
     return False
 
 
-def _c_type(t: Type) -> str:
+def c_type(t: Type) -> str:
     return "u8" if t == BOOL else str(t)
 
 
-def _c_params(e: Export, prefix: str = "") -> list[str]:
+def c_params(e: Export, prefix: str = "") -> list[str]:
     """A wrapper's parameters (or context fields): a bool as a u8, a slice as
     its pointer and its length."""
     out = []
@@ -351,11 +351,11 @@ def _c_params(e: Export, prefix: str = "") -> list[str]:
         if isinstance(t, SliceT):
             out += [f"{prefix}{n}: ptr<{t.elem}>", f"{prefix}{slice_length_name(n, e.params)}: i64"]
         else:
-            out.append(f"{prefix}{n}: {_c_type(t)}")
+            out.append(f"{prefix}{n}: {c_type(t)}")
     return out
 
 
-def _c_arg(name: str, t: Type, e: Export | None = None, base: str = "") -> str:
+def c_arg(name: str, t: Type, e: Export | None = None, base: str = "") -> str:
     """The argument the wrapper passes for parameter `name` (read from `base`)."""
     if isinstance(t, SliceT):
         return f"slice({base}{name}, {base}{slice_length_name(name, e.params)})"
@@ -366,14 +366,14 @@ def wrapper_source(exported: list[Export]) -> str:
     """PyCoro source giving each export a C ABI (bool as u8)."""
     out = []
     for e in exported:
-        params = ", ".join(_c_params(e))
-        call = f"{e.name}({', '.join(_c_arg(n, t, e) for n, t in e.params)})"
+        params = ", ".join(c_params(e))
+        call = f"{e.name}({', '.join(c_arg(n, t, e) for n, t in e.params)})"
         if e.item is None:
-            ret = "" if e.result == VOID else f" -> {_c_type(e.result)}"
+            ret = "" if e.result == VOID else f" -> {c_type(e.result)}"
             body = f"{call};" if e.result == VOID else f"return {call}{' as u8' * (e.result == BOOL)};"
             out.append(f"fn __export_{e.name}({params}){ret} {{ {body} }}")
             continue
-        g, item, as_c = e.result_text, _c_type(e.item), " as u8" * (e.item == BOOL)
+        g, item, as_c = e.result_text, c_type(e.item), " as u8" * (e.item == BOOL)
         out.append(
             f"fn __export_{e.name}({params}) -> {g} {{ return {call}; }}\n"
             f"fn __export_next_{e.name}(g: ptr<{g}>) -> u8 {{ return g[0].next() as u8; }}\n"
@@ -403,8 +403,8 @@ def guarded_source(exported: list[Export]) -> str:
         if e.item is None:
             # fields by position (a0, a1, …): a parameter may be called `result`
             positional = Export(e.name, tuple((f"a{i}", t) for i, (_, t) in enumerate(e.params)), e.result, None)
-            fields = _c_params(positional) + ([] if e.result == VOID else [f"result: {_c_type(e.result)}"])
-            call = f"{e.name}({', '.join(_c_arg(n, t, positional, 'c[0].') for n, t in positional.params)})"
+            fields = c_params(positional) + ([] if e.result == VOID else [f"result: {c_type(e.result)}"])
+            call = f"{e.name}({', '.join(c_arg(n, t, positional, 'c[0].') for n, t in positional.params)})"
             body = call if e.result == VOID else f"c[0].result = {call}{' as u8' * (e.result == BOOL)}"
             if not fields:
                 out.append(f"fn __export_try_{e.name}(context: ptr<u8>) {{ {body}; }}")
@@ -415,7 +415,7 @@ def guarded_source(exported: list[Export]) -> str:
             continue
         g = e.result_text
         out.append(
-            f"struct __Fill_{e.name} {{ g: ptr<{g}>, buf: ptr<{_c_type(e.item)}>, cap: i64, n: i64 }}\n"
+            f"struct __Fill_{e.name} {{ g: ptr<{g}>, buf: ptr<{c_type(e.item)}>, cap: i64, n: i64 }}\n"
             f"fn __export_try_fill_{e.name}(context: ptr<u8>) {{\n"
             f"    let c = context as ptr<__Fill_{e.name}>;\n"
             f"    __export_fill_into_{e.name}(c[0].g, c[0].buf, c[0].cap, &c[0].n);\n}}\n"

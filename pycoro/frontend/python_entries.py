@@ -13,8 +13,11 @@ written against CPython's API, and so are these:
         (keywords, a wrong count, a value to reject with a message) goes
         to `fallback`, the Python wrapper that checks and explains.
     fn __py_next_NAME(gen) -> PyObject*
-        the `tp_iternext` of a generator's Python type: one step of its
-        frame per value, as CPython's own generators do.
+        the `tp_iternext` of a generator's Python type: a resumption of its
+        frame per value, as CPython's own generators do (or, without
+        effects, a few dozen values into a buffer in the object at a time).
+    fn __py_collect_NAME(context)
+        `to_numpy()`'s: the generator made and drained in one call.
 
 An export with a slice or struct parameter, or a struct result, has no
 native call (its Python wrapper converts them); a generator of structs has
@@ -27,7 +30,7 @@ symbols are not PyCoro's to name.
 """
 from __future__ import annotations
 
-from .exports import Export, ExportStruct, _c_arg, _c_params, _c_type
+from .exports import Export, ExportStruct, c_arg, c_params, c_type
 from .types import BOOL, VOID, FloatT, IntT, SliceT, Type
 
 # What pycoro.embed passes to `__py_init` (embed._PyApi mirrors it), in four
@@ -66,8 +69,6 @@ API_FUNCTIONS = {
 API_FIELDS = (*((n, "ptr<u8>") for n in API_OBJECTS + API_HOOKS), *((n, TRY) for n in API_RUNTIME),
               *API_FUNCTIONS.items())
 
-# The object layout of a native generator type: the PyObject header (refcount,
-# type), then the address of the slot that holds the frame's owning handle.
 _HELPERS = f"""
 struct __PyApi {{ {', '.join(f'{n}: {t}' for n, t in API_FIELDS)} }}
 var __py: __PyApi;
@@ -237,7 +238,7 @@ def _call_source(e: Export) -> str:
 
 
 def _step_source(e: Export) -> str:
-    g, item = e.result_text, _c_type(e.item)
+    g, item = e.result_text, c_type(e.item)
     limit = 1 if e.effects else RUN_AHEAD
     lines = [
         f"fn __py_next_{e.name}(gen: ptr<u8>) -> ptr<u8> {{",
@@ -282,11 +283,11 @@ def _collect_source(e: Export) -> str:
     elides its frame and fuses its loop with this one, and the check for
     room is a second bound on the loop's count, which it still vectorises."""
     positional = Export(e.name, tuple((f"a{i}", t) for i, (_, t) in enumerate(e.params)), e.result, e.item)
-    item = _c_type(e.item)
-    fields = ", ".join([*_c_params(positional), f"buf: ptr<{item}>", "cap: i64", "n: i64"])
-    params = ", ".join([*_c_params(positional), f"buf: ptr<{item}>", "cap: i64"])   # a0, a1, …: no name clashes
-    call = f"{e.name}({', '.join(_c_arg(n, t, positional) for n, t in positional.params)})"
-    forward = ", ".join([*(f"c[0].{p.split(':')[0]}" for p in _c_params(positional)), "c[0].buf", "c[0].cap"])
+    item = c_type(e.item)
+    fields = ", ".join([*c_params(positional), f"buf: ptr<{item}>", "cap: i64", "n: i64"])
+    params = ", ".join([*c_params(positional), f"buf: ptr<{item}>", "cap: i64"])   # a0, a1, …: no name clashes
+    call = f"{e.name}({', '.join(c_arg(n, t, positional) for n, t in positional.params)})"
+    forward = ", ".join([*(f"c[0].{p.split(':')[0]}" for p in c_params(positional)), "c[0].buf", "c[0].cap"])
     # The drain is a function of its own: inlined into the collect, its loop
     # is simplified once more and vectorised (written inline, it was not).
     return f"""struct __Collect_{e.name} {{ {fields} }}
