@@ -8,6 +8,8 @@ are excluded; prints `checksum` and `ns_per_item` (per call, loop included).
 import sys
 import time
 
+from hosted import report
+
 N = 1_000_000
 
 PYCORO_SOURCE = "fn add(a: i64, b: i64) -> i64 { return a + b; }"
@@ -37,8 +39,7 @@ def main() -> None:
     for i in range(N):
         s = add(s, i)
     elapsed = time.perf_counter_ns() - start
-    print("checksum", s)
-    print("ns_per_item", elapsed / N)
+    report(s, elapsed, N)
 
 
 if __name__ == "__main__":

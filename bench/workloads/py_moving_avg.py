@@ -10,6 +10,8 @@ Prints `checksum` and `ns_per_item` (per input value).
 import sys
 import time
 
+from hosted import report
+
 import numpy as np
 
 N, K = 10_000_000, 8
@@ -63,8 +65,7 @@ def main(into_numpy: bool = False) -> None:
     start = time.perf_counter_ns()
     total = run(xs, K)
     elapsed = time.perf_counter_ns() - start
-    print("checksum", f"{total:.6e}")
-    print("ns_per_item", elapsed / N)
+    report(f"{total:.6e}", elapsed, N)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ and `ns_per_item`.
 import sys
 import time
 
+from hosted import report
+
 import numpy as np
 
 N = 1_000_000
@@ -43,8 +45,7 @@ def main() -> None:
         elapsed = time.perf_counter_ns() - start
         best = elapsed if best is None else min(best, elapsed)
         assert values.dtype == np.int64 and len(values) == N
-    print("checksum", int(values.sum()))
-    print("ns_per_item", best / N)
+    report(int(values.sum()), best, N)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ but is one native call per value too). The consumer is the same Python loop
 for all; prints `checksum` and `ns_per_item`.
 """
 import sys
-import time
+
+from hosted import report, sum_values
 
 N = 1_000_000
 
@@ -45,15 +46,7 @@ def variant(name: str):
 
 
 def main() -> None:
-    numbers = variant(sys.argv[1])
-    assert list(numbers(0, 5)) == [0, 1, 2, 3, 4]   # compiles, warms up
-    start = time.perf_counter_ns()
-    s = 0
-    for v in numbers(0, N):
-        s += v
-    elapsed = time.perf_counter_ns() - start
-    print("checksum", s)
-    print("ns_per_item", elapsed / N)
+    report(*sum_values(variant(sys.argv[1]), N), N)
 
 
 if __name__ == "__main__":
