@@ -155,6 +155,38 @@ def test_subclasses_of_int_and_float_are_accepted(mod):
     assert mod.add(b=Small.TWO, a=1) == 3
 
 
+def test_the_c_librarys_arithmetic_costs_no_flush_and_no_fault_catching(embedding, capfd):
+    """A C function known to neither print nor fault (libm's, `abs`; exports._QUIET_C)
+    needs no stdout flushed and no fault handler around a step; the pure
+    ones let a generator run ahead, `rand` (state) does not; any other C
+    function is assumed to do all three."""
+    mod = pycoro.compile("""
+extern fn labs(x: i64) -> i64;
+extern fn sqrt(x: f64) -> f64;
+extern fn rand() -> i32;
+extern fn srand(seed: u32);
+extern fn puts(s: ptr<u8>) -> i32;
+fn distances(n: i64) -> Generator<f64> { for i in 0..n { yield sqrt((labs(i) * labs(i)) as f64); } }
+fn dice(n: i64) -> Generator<i32> { for i in 0..n { yield rand() % 6; } }
+fn seed(s: u32) { srand(s); }
+fn shout(n: i64) -> i64 { puts("shout"); return n; }
+""", cache=False)
+    flags = {name: (e.effects, e.output, e.faults) for name, e in mod._exports.items()}
+    assert flags == {"distances": (False, False, False), "dice": (True, False, False),
+                     "seed": (True, False, False), "shout": (True, True, True)}
+    assert list(mod.distances(3)) == [0.0, 1.0, 2.0]
+    mod.seed(7)
+    first = list(mod.dice(5))
+    mod.seed(7)
+    it = mod.dice(5)
+    assert [next(it) for _ in range(2)] == first[:2]
+    mod.seed(7)   # not run ahead: the next value is drawn now, after the reseed
+    assert next(it) == first[0]
+    print("python", flush=True)
+    assert mod.shout(3) == 3
+    assert capfd.readouterr().out == "python\nshout\n"
+
+
 def test_calls_and_steps_are_native_where_cpython_allows(embedding):
     """Issue 21 item 5: a scalar call is a builtin function of compiled code
     (no ctypes, no Python frame), a generator of scalars steps in its

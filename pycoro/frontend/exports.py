@@ -259,7 +259,7 @@ def _callees(f: FnInstance):
 def has_effects(root: FnInstance) -> bool:
     """Whether `root` or anything it calls may print, call C, reach a mutable
     global, or call through a function pointer (conservatively: effects)."""
-    return _reaches(root, lambda f: _may_write_output(f) or
+    return _reaches(root, lambda f: _may_write_output(f) or (f.is_extern and not _c_function_in(f, _PURE_C)) or
                     any(isinstance(r, GlobalVar) and r.decl.mutable for r in f.refs.values()))
 
 
@@ -270,9 +270,32 @@ def writes_output(root: FnInstance) -> bool:
 
 
 def _may_write_output(f: FnInstance) -> bool:
-    return f.is_extern or any(isinstance(target, IndirectCall) or
-                              (isinstance(target, BuiltinCall) and target.name == "print")
-                              for target in f.calls.values())
+    return (f.is_extern and not _c_function_in(f, _QUIET_C)) or \
+        any(isinstance(target, IndirectCall) or (isinstance(target, BuiltinCall) and target.name == "print")
+            for target in f.calls.values())
+
+
+# C library functions of scalars that, whatever their arguments, neither write
+# output nor fault (libm's, libc's integer and character arithmetic): calling
+# one needs neither stdout flushed nor faults caught around it, which cost
+# pycoro.embed ~0.1 and ~1.5 µs per step. The pure ones keep no state either,
+# so a generator may run ahead over them; `rand` and its kin do keep state.
+_PURE_C = frozenset({
+    *(f"{name}{suffix}" for name in (
+        "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
+        "atanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "sqrt", "cbrt", "hypot",
+        "floor", "ceil", "round", "trunc", "rint", "nearbyint", "fabs", "fmod", "remainder", "fmin", "fmax",
+        "fdim", "fma", "copysign", "erf", "erfc", "tgamma", "lgamma") for suffix in ("", "f")),
+    "abs", "labs", "llabs", "toupper", "tolower", "isalpha", "isdigit", "isspace", "isalnum", "isupper",
+    "islower",
+})
+_QUIET_C = _PURE_C | {"rand", "srand", "random", "srandom"}
+
+
+def _c_function_in(f: FnInstance, names: frozenset[str]) -> bool:
+    """Whether `f` is an extern of `names`, declared with scalars only."""
+    return f.is_extern and f.symbol in names and (f.ret == VOID or is_scalar(f.ret)) and \
+        all(is_scalar(t) for _, t in f.params)
 
 
 def _reaches(root: FnInstance, test) -> bool:
@@ -305,7 +328,8 @@ def may_fault(root: FnInstance, layouts: StructLayouts) -> bool:
         f = todo.pop()
         if id(f) in graph:
             continue
-        if f.is_extern or any(isinstance(target, IndirectCall) for target in f.calls.values()):
+        if (f.is_extern and not _c_function_in(f, _QUIET_C)) or \
+                any(isinstance(target, IndirectCall) for target in f.calls.values()):
             return True
         own = not in_stdlib(f.decl.span.file)   # the stdlib's raw pointers are the compiler's own
         if own and any(isinstance(node, ast.Index) and isinstance(f.types.get(node.base), PtrT) for node in f.types):
