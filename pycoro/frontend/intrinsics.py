@@ -33,7 +33,7 @@ _WORDS = {(FLOAT,): "a float type (`f32` or `f64`)", NUMERIC: "a numeric type"}
 # middle/coro/async_.py; their signatures are std/async's to write.
 RUNTIME = frozenset({"__frame_alloc", "__frame_free", "__size_of", "__current_task", "__park",
                      "__real_time", "__clock_ms", "__sleep_ms", "__take", "__put",
-                     "__owns", "__dropper"})
+                     "__owns", "__dropper", "__panic_report", "__await_site"})
 SUSPENDING = frozenset({"__park"})   # awaited, like an async fn
 
 # Facts about the whole program that the prelude tests (`intrinsic fn

@@ -10,7 +10,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 PTR = ir.PointerType()
-I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
+I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 EMPTY = ir.LiteralStructType([])   # the in-memory form of `void`: zero bytes
 SLICE = ir.LiteralStructType([PTR, ir.IntType(64)])   # `[T]`: where the elements start, how many
 

@@ -42,7 +42,7 @@ MAX_TYPE_SIZE = 200
 # std/async's functions the code generator calls (middle/coro/async_.py)
 ASYNC_RUNTIME = ("__task_new", "__task_alloc", "__task_free", "__task_start", "__task_main", "__task_finish",
                  "__task_park", "__join_wait", "__task_root", "__join_release", "__task_detach",
-                 "__task_detach_dropping", "__sched_next", "__async_end")
+                 "__task_detach_dropping", "__sched_next", "__async_end", "__task_site")
 
 
 class ProgramChecker(PromiseDecls):

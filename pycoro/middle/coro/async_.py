@@ -43,11 +43,12 @@ import functools
 from llvmlite import ir
 
 from ...common.memo import while_alive
+from ...common.paths import in_stdlib
 from ...frontend import ast
 from ...frontend.program import DirectCall, FnInstance
 from ...frontend.types import VOID, PromiseT, Type
 from .. import intrinsics
-from ..llvmcompat import I1, I32, I64, PTR, TypedCallee, alloca, field_ptr, mark_presplit_coroutine, volatile_load
+from ..llvmcompat import I1, I16, I32, I64, PTR, TypedCallee, alloca, field_ptr, mark_presplit_coroutine, volatile_load
 from .base import BodyEmitter, CoroutineABI
 
 PARENT, RESUME, TASK = range(3)   # every context's header
@@ -160,12 +161,45 @@ def identity(mg) -> ir.Function:
 
 
 def park(mg) -> ir.Function:
-    """`pc.async.park(resume, ctx)`: the task waits; back to the executor."""
+    """`pc.async.park(resume, ctx, site)`: the task waits, in the `await` of the
+    program's code numbered `site` (await_site); back to the executor."""
     def build(fn, b):
         task = b.load(field_ptr(b, fn.args[1], header_type(), TASK), typ=PTR)
-        call_runtime(mg, b, "__task_park", [task, fn.args[0], fn.args[1]])
+        call_runtime(mg, b, "__task_park", [task, fn.args[0], fn.args[1], fn.args[2]])
         b.ret_void()
-    return _helper(mg, "pc.async.park", _TAIL, build)
+    return _helper(mg, "pc.async.park", ir.FunctionType(ir.VoidType(), [PTR, PTR, I16]), build)
+
+
+def site_number(mg, where: str | None) -> ir.Constant:
+    """The number of the `await` at `where` ("file:line:col"; None: 0, none)."""
+    if where is None:
+        return I16(0)
+    sites = mg.__dict__.setdefault("await_sites", {})
+    return I16(sites.setdefault(where, len(sites) + 1) if len(sites) < 65535 else 0)
+
+
+def await_site(mg) -> ir.Function:
+    """`pc.async.await_site(site) -> ptr`: "file:line:col" of a numbered
+    `await`, or null; its body, a table, is written when the module is done
+    (AsyncABI.finish_module)."""
+    fn = mg.module.globals.get("pc.async.await_site")
+    return fn if fn is not None else ir.Function(mg.module, ir.FunctionType(PTR, [I16]), "pc.async.await_site")
+
+
+def _finish_await_sites(mg) -> None:
+    fn = mg.module.globals.get("pc.async.await_site")
+    if fn is None or not fn.is_declaration:
+        return
+    sites = getattr(mg, "await_sites", {})
+    table = ir.GlobalVariable(mg.module, ir.ArrayType(PTR, len(sites) + 1), "pc.async.await_sites")
+    table.global_constant = True
+    table.linkage = "internal"
+    table.initializer = ir.Constant(ir.ArrayType(PTR, len(sites) + 1),
+                                    [ir.Constant(PTR, None)] + [mg.string(w.encode()) for w in sites])
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    slot = b.gep(table, [I32(0), b.zext(fn.args[0], I64)], inbounds=True)
+    b.ret(b.load(slot, typ=PTR))
 
 
 def task_end(mg) -> ir.Function:
@@ -322,12 +356,23 @@ class AsyncEmitter(BodyEmitter):
     def park(self) -> None:
         """Wait until something puts the task back on the ready queue."""
         resume = self._resume_function()
-        self._suspend(resume, identity(self.mg), park(self.mg), [resume, self.ctx])
+        site = site_number(self.mg, self.user_await)
+        self._suspend(resume, identity(self.mg), park(self.mg), [resume, self.ctx, site])
+
+    # The innermost `await` of the program's own code being emitted (std/async's
+    # awaits are inlined into it): where a task parked inside it waits.
+    user_await: str | None = None
 
     def await_(self, e: ast.Await) -> ir.Value | None:
-        if self.fg.inst.async_awaits[e] == "call":
-            return self.await_call(e.operand)
-        return self.await_join(self.fg.expr(e.operand), self.fg.type_of(e))
+        outer = self.user_await
+        if not in_stdlib(e.span.file):
+            self.user_await = f"{e.span.file}:{e.span.line}:{e.span.col}"
+        try:
+            if self.fg.inst.async_awaits[e] == "call":
+                return self.await_call(e.operand)
+            return self.await_join(self.fg.expr(e.operand), self.fg.type_of(e))
+        finally:
+            self.user_await = outer
 
     def await_call(self, call: ast.Call) -> ir.Value | None:
         """`await g(…)`: g runs in a context on this task's stack, then resumes us."""
@@ -344,6 +389,9 @@ class AsyncEmitter(BodyEmitter):
             return fg.emit_inlined(callee, args)
         layout = context(self.mg, callee)
         task = self.current_task()
+        if self.user_await is not None and in_stdlib(callee.decl.span.file):
+            # a channel operation not inlined (-O0): it parks where only this await knows the position
+            call_runtime(self.mg, b, "__task_site", [task, site_number(self.mg, self.user_await)])
         ctx = call_runtime(self.mg, b, "__task_alloc", [task, context_size(self.mg, b, callee)])
         b.store(self.ctx, field_ptr(b, ctx, layout.type, PARENT))
         b.store(task, field_ptr(b, ctx, layout.type, TASK))
@@ -475,6 +523,9 @@ def intrinsic(fg, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
         "__put": lambda: fg.store(args[1], args[0], fn.params[1][1]),
         "__owns": lambda: I1(int(mg.p.layouts.owns(fn.params[0][1].elem))),
         "__dropper": lambda: mg.dropper(fn.params[0][1].elem, fg.inst),
+        # a panic whose message says where itself: no position of its own
+        "__panic_report": lambda: b.call(mg.runtime("panic"), [args[0], mg.string(b""), I32(0), I32(0)]),
+        "__await_site": lambda: b.call(await_site(mg), args),
     }
     value = lowerings[fn.decl.name]()
     return None if fn.ret == VOID else value
@@ -504,6 +555,9 @@ class AsyncABI(CoroutineABI):
     def handle_op(self, fg, t, name: str, handle: ir.Value | None, promise_align: int = 8,
                   owning: bool = False) -> ir.Value | None:
         return handle_op(fg, name, handle, t)
+
+    def finish_module(self, mg) -> None:
+        _finish_await_sites(mg)
 
     def c_main(self, mg, main) -> None:
         c_main(mg, main, mg.runtime("init"), mg.runtime("flush"))
