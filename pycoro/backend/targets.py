@@ -14,6 +14,12 @@ NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
 def _initialise() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    # -g at -O2: variable locations as DBG_VALUEs, as LLVM made them before 15.
+    # Its newer instruction references assert in MachineFunction's
+    # finalizeDebugInstrRefs (and abort the process: llvmlite's LLVM is built
+    # with assertions) on async and returned-continuation coroutines' resume
+    # functions. No effect on code without debug info.
+    llvm.set_option("", "-experimental-debug-variable-locations=false")
 
 
 @functools.cache

@@ -60,6 +60,7 @@ OUTPUT = Option(("-o", "--output"), "output", "where to write", ANY, None)
 ALLOW_DEVICE_HEAP = Option(("--allow-device-heap",), "allow_device_heap",
                            "nvptx: accept coroutine frames from the device heap")
 EMIT = Option(("--emit",), "emit", "default: exe, or ptx for --target nvptx", EMITS, None)
+DEBUG = Option(("-g",), "debug", "DWARF for debuggers: line tables, variables, types (docs/debugging.md)")
 
 
 def in_big_stack(action):
@@ -109,7 +110,7 @@ def guarded(action) -> int:
 
 
 def options_for(opt: int = 2, target: str = "native", arch: str | None = None, allow_device_heap: bool = False,
-                trampoline: bool = False, real_time: bool = False):
+                trampoline: bool = False, real_time: bool = False, debug: bool = False):
     """The compilation options of a command (`pycoro run`'s cache entries are keyed by them)."""
     from ..common.diagnostics import Diagnostic
     from ..pipeline.options import DEFAULT_GPU_ARCH, Options
@@ -119,7 +120,7 @@ def options_for(opt: int = 2, target: str = "native", arch: str | None = None, a
             raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
                                            hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
     return Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
-                   allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time)
+                   allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time, debug=debug)
 
 
 def compilation(file: str, options):
@@ -158,7 +159,7 @@ def _guarded_and_timed(time_stages: bool, work) -> int:
 
 
 def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: bool = False,
-                real_time: bool = False, time_stages: bool = False) -> int:
+                real_time: bool = False, time_stages: bool = False, debug: bool = False) -> int:
     """`pycoro run`: the program's exit status. From the cache when it was
     compiled before (rerun.py: no compiler, no LLVM), else compiled now."""
     # Compiled code never returns to Python's signal check: let Ctrl-C end the
@@ -167,7 +168,7 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
 
     def work(made: list):
         from ..pipeline.rerun import run_cached
-        options = options_for(opt, trampoline=trampoline, real_time=real_time)
+        options = options_for(opt, trampoline=trampoline, real_time=real_time, debug=debug)
         status = run_cached(file, options, check_leaks)
         if status is None:
             made.append(compilation(file, options))
@@ -180,7 +181,7 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
 
 def build_program(file: str, output: str | None = None, target: str = "native", arch: str | None = None,
                   allow_device_heap: bool = False, emit: str | None = None, opt: int = 2,
-                  real_time: bool = False, time_stages: bool = False) -> int:
+                  real_time: bool = False, time_stages: bool = False, debug: bool = False) -> int:
     """`pycoro build`: writes the artefact; the exit status."""
     emit = emit or ("ptx" if target == "nvptx" else "exe")
     out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit]).name or "a.out"
@@ -193,7 +194,8 @@ def build_program(file: str, output: str | None = None, target: str = "native", 
             raise CompileError([Diagnostic("--emit ptx without --target nvptx: PTX is for GPUs", None)])
         if target != "nvptx" and (arch or allow_device_heap):
             raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
-        made.append(compilation(file, options_for(opt, target, arch, allow_device_heap, real_time=real_time)))
+        made.append(compilation(file, options_for(opt, target, arch, allow_device_heap, real_time=real_time,
+                                                  debug=debug)))
         made[-1].build(emit, out)
         return 0
     return _guarded_and_timed(time_stages, work)
@@ -216,10 +218,11 @@ def explain_program(file: str, opt: int = 2, target: str = "native", arch: str |
 
 COMMANDS = {
     "run": Command(run_program, "Compile FILE in memory (JIT) and run `main`; exit with its status.",
-                   (OPT, CHECK_LEAKS, TRAMPOLINE, REAL_TIME, TIME_STAGES), plain=True),
+                   (OPT, DEBUG, CHECK_LEAKS, TRAMPOLINE, REAL_TIME, TIME_STAGES), plain=True),
     "build": Command(build_program, "Write an artefact: a native executable, a shared library with its C "
                      "header, or PTX for --target nvptx.",
-                     (OUTPUT, TARGET, ARCH, ALLOW_DEVICE_HEAP, EMIT, OPT, REAL_TIME, TIME_STAGES), plain=True),
+                     (OUTPUT, TARGET, ARCH, ALLOW_DEVICE_HEAP, EMIT, OPT, DEBUG, REAL_TIME, TIME_STAGES),
+                     plain=True),
     "check": Command(check_program, "Parse and type-check FILE only.", (TARGET,)),
     "explain": Command(explain_program, "Report coroutine frames, their ABIs, and heap elision per call site.",
                        (OPT, TARGET, ARCH)),

@@ -79,6 +79,8 @@ def _signatures() -> dict[str, ir.FunctionType]:
         for axis in "xyz":
             sigs[f"llvm.nvvm.read.ptx.sreg.{reg}.{axis}"] = ir.FunctionType(I32, [])
     sigs["llvm.nvvm.barrier0"] = ir.FunctionType(void, [])
+    # -g (irgen/debuginfo.py): where a variable lives; LLVM turns it into a debug record
+    sigs["llvm.dbg.declare"] = ir.FunctionType(void, [ir.MetaDataType()] * 3)
     for iname, ity in _INT.items():
         for fname, fty in _FLOAT.items():
             # Rust's `as`: saturating, NaN → 0

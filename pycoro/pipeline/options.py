@@ -18,6 +18,7 @@ class Options:
     exports: tuple[str, ...] = ()     # functions (by name) that stay visible, for embedding (pycoro.embed)
     need_main: bool = True            # a program (not a library for embedding) must have `main`
     real_time: bool = False           # async programs: the wall clock instead of virtual time
+    debug: bool = False               # -g: DWARF (middle/irgen/debuginfo.py)
 
     def machine(self, jit: bool = False):
         """The LLVM target machine these options compile for (`jit`: for this process)."""

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
+from ...common.paths import in_stdlib
 from ...frontend import ast
 from ...frontend.layout import is_aggregate
 from ...frontend.program import FnInstance, GlobalVar, HandleCall, LocalVar
@@ -54,6 +55,12 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         self.inline_exit: tuple[ir.Value | None, ir.Block] | None = None
         self.temps: dict[int, ir.Value] = {}   # owning temporaries' slots, by expression
         self.current_span = inst.decl.span
+        # -g: this function's DWARF subprogram (none for the stdlib's, or without -g)
+        self.scope = None
+        if mg.debug is not None and not in_stdlib(inst.decl.span.file):
+            self.scope = mg.debug.subprogram(self.fn, inst.display, inst.decl.span)
+            self.b.debug_metadata = mg.debug.location(inst.decl.span, self.scope)
+            self.declared_at = {id(v): node.span for node, v in inst.locals.items()}
 
     # ---- helpers
     def type_of(self, e: ast.Expr) -> Type:
@@ -65,6 +72,10 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
     def slot(self, var: LocalVar) -> ir.Value:
         if id(var) not in self.slots:
             self.slots[id(var)] = self.alloca(var.type, var.name)
+            if self.scope is not None and len(self.inline_chain) == 1 and id(var) in self.declared_at:
+                self.mg.debug.declare(self.allocas, self.slots[id(var)], var.name, var.type,
+                                      self.declared_at[id(var)], self.scope,
+                                      var.param_index + 1 if var.is_param else None)
         slot = self.slots[id(var)]
         return slot() if callable(slot) else slot
 
@@ -149,12 +160,21 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
                             (self.inst.locals[p] for p in self.inst.decl.params) if v.owned])
         self.body.begin()
         self.emit_block(self.inst.decl.body)
+        if self.scope is not None:   # what runs after the last statement is at the closing brace, as clang puts it
+            self.b.debug_metadata = self.mg.debug.location(self.closing_brace(), self.scope)
         if not self.b.block.is_terminated:
             self.run_cleanups(self.scopes[-1])
             self.body.fall_off_end()
         self.body.end()
         self.scopes.pop()
         self.allocas.branch(self.fn.blocks[1])
+
+    def closing_brace(self):
+        """The last position of this function's body (its declaration's where unknown)."""
+        span = self.inst.decl.body.span
+        if not span.end_line:
+            return self.inst.decl.span
+        return type(span)(span.file, span.end_line, max(span.end_col - 1, 1))
 
     # ---- statements
     def emit_block(self, block: ast.Block) -> None:
@@ -230,6 +250,8 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
     def emit_stmt(self, s: ast.Stmt) -> None:
         mark = len(self.scopes[-1])
         self.current_span = s.span
+        if self.scope is not None and len(self.inline_chain) == 1:   # inlined code keeps its `await`'s line
+            self.b.debug_metadata = self.mg.debug.location(s.span, self.scope)
         getattr(self, f"stmt_{type(s).__name__}")(s)
         # The statement's owning temporaries die at its end (`for v in range(0, 3)`).
         self.drop_temporaries(mark)

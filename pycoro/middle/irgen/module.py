@@ -11,12 +11,14 @@ from ...frontend import ast
 from ...frontend.layout import is_aggregate
 from ...frontend.program import CheckedProgram, FnInstance, GlobalVar
 from ...frontend.types import BOOL, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT, PromiseT, PtrT, SliceT, StructT, Type
+from ... import __version__
 from ...common.paths import in_stdlib
 from .. import gpu, guards, intrinsics
 from ..coro.abis import ABIs
 from ..llvmcompat import EMPTY, I1, I32, PTR, SLICE, global_string
 from ..runtime import NORETURN, RUNTIME
 from ..runtime import symbol as rt_symbol
+from .debuginfo import DebugInfo
 from .function import FnGen
 
 _FLOAT_TYPES = {32: ir.FloatType(), 64: ir.DoubleType()}
@@ -28,7 +30,7 @@ class ModuleGen:
     def __init__(self, program: CheckedProgram, name: str, explain: bool = False,
                  trampoline: bool = False, gpu_emulation: bool = False,
                  exported: frozenset[str] = frozenset(), real_time: bool = False,
-                 inline_async: bool = True):
+                 inline_async: bool = True, debug: bool = False):
         self.p = program
         # `await g(…)` of a small async fn emits g's body in place (coro/async_.py);
         # off at -O0, where every call stays a call.
@@ -52,6 +54,8 @@ class ModuleGen:
         # A context of its own: named struct types would otherwise collide when one
         # process compiles twice (the global context keeps them).
         self.module = ir.Module(name=name, context=ir.Context())
+        # -g: DWARF for the program's own functions (debuginfo.py)
+        self.debug = DebugInfo(self.module, program.layouts, name, f"pycoro {__version__}") if debug else None
         self.fns: dict[int, ir.Function] = {}
         # Library functions whose bodies are needed: those a body being emitted
         # refers to (generate). None while every function is merely declared.
@@ -317,6 +321,8 @@ class ModuleGen:
 
     def _c_main(self, main: FnInstance) -> None:
         self.abis.of_function(main).c_main(self, main)
+        if self.debug is not None:   # at -O2 the program is inlined into it: its lines need a subprogram to live in
+            self.debug.artificial(self.module.get_global("main"), main.decl.span)
 
 
 # C functions that return a second time (after a longjmp): calls to them must

@@ -1,0 +1,170 @@
+"""DWARF for `-g` (issue 22): LLVM debug metadata, as clang emits it for C.
+
+A compile unit per program, a subprogram per function of the program's own
+code (the stdlib's have none: a debugger steps over them, as over libc), a
+location on every instruction (the statement it belongs to; code inlined
+from an awaited async fn keeps the `await`'s), and `llvm.dbg.declare` for
+each local and parameter with its type. LLVM's CoroSplit clones the
+subprogram into a coroutine's resume, destroy and cleanup functions and
+rewrites the declares of what moved into the frame, so a debugger finds a
+generator's locals in its frame (clang's C++20 coroutines rely on the same).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from llvmlite import ir
+
+from ...frontend.types import BOOL, I64 as I64_TYPE, STR, ArrayT, FloatT, IntT, PromiseT, PtrT, SliceT, StructT, Type
+from .. import intrinsics
+from ..llvmcompat import I32
+
+_DWARF_VERSION = 5
+_DEBUG_INFO_VERSION = 3   # LLVM's metadata format (llvm::DEBUG_METADATA_VERSION)
+
+
+class DebugInfo:
+    def __init__(self, module: ir.Module, layouts, main_file: str, producer: str):
+        self.module, self.layouts = module, layouts
+        self._files: dict[str, ir.DIValue] = {}
+        self._types: dict[Type, ir.DIValue | None] = {}
+        self._locations: dict[tuple, ir.DIValue] = {}
+        self.unit = module.add_debug_info("DICompileUnit", {
+            "language": ir.DIToken("DW_LANG_C"),   # gdb's C evaluator reads PyCoro's scalars and structs
+            "file": self.file(main_file),
+            "producer": producer,
+            "isOptimized": False,
+            "runtimeVersion": 0,
+            "emissionKind": ir.DIToken("FullDebug"),
+        }, is_distinct=True)
+        module.add_named_metadata("llvm.dbg.cu", self.unit)
+        for behaviour, name, value in ((7, "Dwarf Version", _DWARF_VERSION),
+                                       (2, "Debug Info Version", _DEBUG_INFO_VERSION)):
+            module.add_named_metadata("llvm.module.flags", [I32(behaviour), name, I32(value)])
+
+    def file(self, path: str) -> ir.DIValue:
+        if path not in self._files:
+            p = Path(path)
+            self._files[path] = self.module.add_debug_info("DIFile", {
+                "filename": p.name, "directory": str(p.parent.resolve()) if str(p.parent) else "."})
+        return self._files[path]
+
+    def subprogram(self, fn: ir.Function, name: str, span) -> ir.DIValue:
+        """`fn`'s subprogram (attached to it), at `span` (its declaration)."""
+        file = self.file(span.file)
+        kind = self.module.add_debug_info("DISubroutineType", {"types": self.module.add_metadata([])})
+        sp = self.module.add_debug_info("DISubprogram", {
+            "name": name, "linkageName": fn.name, "scope": file, "file": file, "line": span.line,
+            "type": kind, "scopeLine": span.line, "spFlags": ir.DIToken("DISPFlagDefinition"),
+            "unit": self.unit,
+        }, is_distinct=True)
+        fn.set_metadata("dbg", sp)
+        return sp
+
+    def artificial(self, fn: ir.Function, span) -> None:
+        """A subprogram for a function the compiler wrote (C's `main`), every
+        instruction of it at `span`."""
+        scope = self.subprogram(fn, fn.name, span)
+        where = self.location(span, scope)
+        for block in fn.blocks:
+            for instruction in block.instructions:
+                instruction.set_metadata("dbg", where)
+
+    def location(self, span, scope: ir.DIValue) -> ir.DIValue:
+        key = (span.line, span.col, id(scope))
+        if key not in self._locations:
+            self._locations[key] = self.module.add_debug_info(
+                "DILocation", {"line": span.line, "column": span.col, "scope": scope})
+        return self._locations[key]
+
+    def declare(self, builder: ir.IRBuilder, slot: ir.Value, name: str, t: Type, span, scope: ir.DIValue,
+                arg: int | None = None) -> None:
+        """`llvm.dbg.declare` of the variable `name` of type `t` living at `slot`
+        (declared at `span`; `arg`: a parameter's 1-based position)."""
+        di_type = self.type(t)
+        if di_type is None:
+            return
+        fields = {"name": name, "scope": scope, "file": self.file(span.file), "line": span.line, "type": di_type}
+        if arg is not None:
+            fields["arg"] = arg
+        variable = self.module.add_debug_info("DILocalVariable", fields)
+        call = builder.call(intrinsics.declare(self.module, "llvm.dbg.declare"), [slot, variable, self.module.add_debug_info("DIExpression", {})])
+        call.set_metadata("dbg", self.location(span, scope))
+
+    # ---- types
+    def type(self, t: Type) -> ir.DIValue | None:
+        """`t` as DWARF sees it; None where it has no useful form."""
+        if t not in self._types:
+            self._types[t] = None   # a struct that refers to itself (through a pointer) stops here
+            self._types[t] = self._type(t)
+        return self._types[t]
+
+    def _basic(self, name: str, bits: int, encoding: str) -> ir.DIValue:
+        return self.module.add_debug_info("DIBasicType", {"name": name, "size": bits,
+                                                          "encoding": ir.DIToken(encoding)})
+
+    def _pointer(self, base: ir.DIValue | None, name: str | None = None) -> ir.DIValue:
+        fields = {"tag": ir.DIToken("DW_TAG_pointer_type"), "baseType": base, "size": 64}
+        if name is not None:
+            fields["name"] = name
+        return self.module.add_debug_info("DIDerivedType", fields)
+
+    def _type(self, t: Type) -> ir.DIValue | None:
+        if t == BOOL:
+            return self._basic("bool", 8, "DW_ATE_boolean")
+        if isinstance(t, FloatT):
+            return self._basic(str(t), t.bits, "DW_ATE_float")
+        if isinstance(t, IntT):
+            if t.bits == 8:   # as C's char types: gdb shows a u8 buffer as text
+                return self._basic(str(t), 8, "DW_ATE_signed_char" if t.signed else "DW_ATE_unsigned_char")
+            return self._basic(str(t), t.bits, "DW_ATE_signed" if t.signed else "DW_ATE_unsigned")
+        if t == STR:
+            return self._pointer(self._basic("char", 8, "DW_ATE_signed_char"), "str")
+        if isinstance(t, PtrT):   # to a struct only ever behind pointers, which may hold itself: opaque
+            return self._pointer(self.type(t.elem) if self._has_size(t.elem) else None)
+        if isinstance(t, PromiseT):   # an owning handle: the frame's address
+            return self._pointer(None, str(t))
+        if isinstance(t, SliceT):
+            return self._struct(str(t), [("ptr", PtrT(t.elem)), ("len", I64_TYPE)], 16)
+        if isinstance(t, StructT):
+            return self._struct(str(t), list(self.layouts.fields(t)), self.layouts.size_align(t)[0])
+        if isinstance(t, ArrayT):
+            elem = self.type(t.elem)
+            if elem is None:
+                return None
+            size = self.layouts.size_align(t)[0] * 8
+            count = self.module.add_debug_info("DISubrange", {"count": t.size})
+            return self.module.add_debug_info("DICompositeType", {
+                "tag": ir.DIToken("DW_TAG_array_type"), "baseType": elem, "size": size,
+                "elements": self.module.add_metadata([count])})
+        return None
+
+    def _has_size(self, t: Type, within: tuple = ()) -> bool:
+        """Whether `t` has a size: no struct holds itself by value, all are laid out."""
+        if isinstance(t, ArrayT):
+            return self._has_size(t.elem, within)
+        if not isinstance(t, StructT):
+            return True
+        if t in within:
+            return False
+        try:
+            fields = self.layouts.fields(t)
+        except KeyError:   # never laid out: only used behind pointers
+            return False
+        return all(self._has_size(ft, (*within, t)) for _, ft in fields)
+
+    def _struct(self, name: str, fields: list[tuple[str, Type]], size: int) -> ir.DIValue:
+        """A struct laid out as C lays it out (as PyCoro does: frontend/layout.py)."""
+        members, offset = [], 0
+        for field, ft in fields:
+            field_size, align = self.layouts.size_align(ft)
+            offset = (offset + align - 1) // align * align
+            di = self.type(ft)
+            if di is not None:
+                members.append(self.module.add_debug_info("DIDerivedType", {
+                    "tag": ir.DIToken("DW_TAG_member"), "name": field, "baseType": di,
+                    "size": field_size * 8, "offset": offset * 8}))
+            offset += field_size
+        return self.module.add_debug_info("DICompositeType", {
+            "tag": ir.DIToken("DW_TAG_structure_type"), "name": name, "size": size * 8,
+            "elements": self.module.add_metadata(members)})
