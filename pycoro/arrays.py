@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import sys
+import threading
 
 # Address space asked for: 64 GiB, a tenth of a percent of x86-64's user space.
 RESERVE = 1 << 36
@@ -38,12 +39,17 @@ _LINUX = sys.platform.startswith("linux")
 # Linux: no swap reserved for it (macOS never reserves any)
 _MAP_NORESERVE = 0x4000 if _LINUX else 0
 # Linux backs a big array with huge pages where asked (NumPy asks too, for
-# arrays of 4 MiB and more): a 512th of the page faults.
+# arrays of 4 MiB and more): a 512th of the page faults. Not the first 4 MiB:
+# a small array would have 2 MiB zeroed for it (1 ms for 10 values).
 _HUGE_PAGES = getattr(mmap, "MADV_HUGEPAGE", None) if _LINUX else None
+_SMALL = 1 << 22
 
 
 SPARE_LIMIT = 1 << 26   # 64 MiB
 _spare: tuple[int, int] | None = None   # (address, size) of the last array's memory freed
+# Taking or replacing the spare: threads run Python between ctypes calls
+# (which let go of the GIL), and a range must have one owner at a time.
+_spare_lock = threading.Lock()
 
 
 def reserve() -> int | None:
@@ -53,7 +59,7 @@ def reserve() -> int | None:
     if base is None:
         base = _map(None, RESERVE, 0)
     if base is not None and _HUGE_PAGES is not None:
-        _madvise(base, RESERVE, _HUGE_PAGES)
+        _madvise(base + _SMALL, RESERVE - _SMALL, _HUGE_PAGES)
     return base
 
 
@@ -67,9 +73,13 @@ def _grow_spare() -> int | None:
     """The spare memory with the rest of a reservation mapped right after it,
     or None (no spare, or something else lives there: the spare is given back)."""
     global _spare
-    if _spare is None or not _LINUX:
+    with _spare_lock:
+        taken, _spare = _spare, None
+    if taken is None or not _LINUX:
+        if taken is not None:
+            _munmap(*taken)
         return None
-    (address, size), _spare = _spare, None
+    address, size = taken
     rest = _map(address + size, RESERVE - size, _MAP_FIXED_NOREPLACE)
     if rest == address + size:
         return address
@@ -80,14 +90,16 @@ def _grow_spare() -> int | None:
 
 
 def _free(address: int, size: int) -> None:
-    """Memory an array no longer uses: kept as the spare, or given back."""
+    """Memory an array no longer uses: kept as the spare (Linux, where a
+    reservation can grow from it), or given back."""
     global _spare
-    if size <= SPARE_LIMIT and (_spare is None or _spare[1] < size):
-        if _spare is not None:
-            _munmap(*_spare)
-        _spare = address, size
-    else:
-        _munmap(address, size)
+    given_back = address, size
+    if _LINUX and size <= SPARE_LIMIT:
+        with _spare_lock:
+            if _spare is None or _spare[1] < size:
+                given_back, _spare = _spare, given_back
+    if given_back is not None:
+        _munmap(*given_back)
 
 
 def release(base: int) -> None:

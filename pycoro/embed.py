@@ -553,7 +553,7 @@ class GeneratorObject:
             collected = self._collect(dtype)
             if collected is not None:
                 return collected
-        head = self._run_ahead()
+        head = self._run_ahead()   # then a panic that came after them, if one did
         out = np.empty(max(FIRST_BATCH * 64, 2 * len(head)), dtype)
         out[:len(head)] = head
         n, context = len(head), _Fill(ctypes.addressof(self._slot), 0, 0, 0)
@@ -581,27 +581,43 @@ class GeneratorObject:
     def _collect(self, dtype):
         """All the values, from a generator made again from the arguments and
         drained in one native call (python_entries: its frame elided, its loop
-        fused with the stores), into memory that becomes the array's
-        (arrays.py); None if that memory cannot be had or does not hold them
+        fused with the stores): first into a small NumPy array; if they do
+        not fit, made again into memory that becomes the array's
+        (arrays.py). None if that memory cannot be had or does not hold them
         all (the frame made at the call then makes them: nothing observable
         ran). Otherwise that frame, which never ran, is destroyed."""
+        import numpy as np
+        small = np.empty(COLLECT_SMALL, dtype)
+        n = self._drain(small.ctypes.data, COLLECT_SMALL)
+        if n >= 0:
+            self._finalizer()
+            return small[:n].copy() if n < COLLECT_SMALL // 4 else small[:n]
         base = arrays.reserve()
         if base is None:
             return None
+        try:
+            n = self._drain(base, arrays.RESERVE // dtype.itemsize)
+        except BaseException:
+            arrays.release(base)
+            raise
+        if n < 0:
+            arrays.release(base)
+            return None
+        self._finalizer()
+        return arrays.keep(base, n * dtype.itemsize, dtype)
+
+    def _drain(self, address: int, cap: int) -> int:
+        """The collect into `cap` values at `address`: how many, or -1 (more).
+        A panic finishes the generator."""
         e = self._export
-        context = self._module._collect_context(e)(*self._arguments, base, arrays.RESERVE // dtype.itemsize, 0)
+        context = self._module._collect_context(e)(*self._arguments, address, cap, 0)
         try:
             self._module._guarded(self._module._address(f"__py_collect_{e.name}"), ctypes.addressof(context),
                                   e.faults)
         except BaseException:
-            arrays.release(base)
             self._finalizer()
             raise
-        if context.n < 0:
-            arrays.release(base)
-            return None
-        self._finalizer()
-        return arrays.keep(base, context.n * dtype.itemsize, dtype)
+        return context.n
 
     def close(self) -> None:
         """Destroy the frame (running its pending defers). Closing twice is allowed."""
@@ -656,7 +672,11 @@ class NativeSteps(GeneratorObject):
         self._abandon()
 
     def _run_ahead(self) -> list:
-        return [next(self) for _ in range(self._count - self._index)]
+        values = [next(self) for _ in range(self._count - self._index)]
+        if self._pending is not None:
+            panic, self._pending = self._pending, None
+            raise panic
+        return values
 
     def _untouched(self) -> bool:
         return self._count == 0 and self._ask == python_entries.FIRST_RUN_AHEAD and bool(self._slot.value)
@@ -685,6 +705,11 @@ def _generator_ended(gen: NativeSteps):
 
 def _generator_panicked(gen: NativeSteps):
     gen._panicked()
+
+
+# to_numpy's first try, in values: a small array from NumPy, without the
+# system calls of a reservation (arrays.py), which only more values need.
+COLLECT_SMALL = 4096
 
 
 def _c_function(name: str) -> int:

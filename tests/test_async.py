@@ -181,3 +181,19 @@ def test_only_the_library_functions_a_program_uses_are_emitted(pycoro, tmp_path)
     assert {"pc.sleep", "pc.yield_now", "pc.__timer_push"}.isdisjoint(defined)
     proc = pycoro("run", tmp_path / "prog.pc")
     assert (proc.returncode, proc.stdout) == (0, "100000 10\n"), proc.stderr
+
+
+def test_a_deadlock_report_with_a_very_long_path_stays_in_its_buffer(pycoro, tmp_path):
+    """The report cuts a position that would not fit (it wrote past its
+    4 KiB buffer, onto the runtime's panic handler)."""
+    folder = tmp_path
+    for _ in range(14):
+        folder = folder / ("d" * 200)
+    folder.mkdir(parents=True)
+    (folder / "dead.pc").write_text(
+        "async fn main() {\n    let ch = channel<i64>(1);\n    let m = await ch.recv();\n    print(m.value);\n}\n")
+    proc = pycoro("run", str(folder / "dead.pc"), cwd=tmp_path)
+    assert proc.returncode == 101, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "panic: deadlock: every task is waiting and no timer is pending"
+    assert lines[1].startswith("  task 0 (main) at ") and len(proc.stderr) < 4200

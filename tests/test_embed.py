@@ -166,14 +166,16 @@ extern fn sqrt(x: f64) -> f64;
 extern fn rand() -> i32;
 extern fn srand(seed: u32);
 extern fn puts(s: ptr<u8>) -> i32;
+extern fn isalpha(c: i32) -> i32;
 fn distances(n: i64) -> Generator<f64> { for i in 0..n { yield sqrt((labs(i) * labs(i)) as f64); } }
 fn dice(n: i64) -> Generator<i32> { for i in 0..n { yield rand() % 6; } }
 fn seed(s: u32) { srand(s); }
 fn shout(n: i64) -> i64 { puts("shout"); return n; }
+fn letter(c: i32) -> bool { return isalpha(c) != 0; }   // glibc indexes a table: it may fault
 """, cache=False)
     flags = {name: (e.effects, e.output, e.faults) for name, e in mod._exports.items()}
     assert flags == {"distances": (False, False, False), "dice": (True, False, False),
-                     "seed": (True, False, False), "shout": (True, True, True)}
+                     "seed": (True, False, False), "shout": (True, True, True), "letter": (True, True, True)}
     assert list(mod.distances(3)) == [0.0, 1.0, 2.0]
     mod.seed(7)
     first = list(mod.dice(5))
@@ -626,3 +628,28 @@ def test_structs_cross_as_named_tuples(cache, capfd):
         mod.norm2((1.0,))
     with pytest.raises(TypeError, match=r"field `x` must be f64, not str"):
         mod.norm2(("a", 1.0))
+
+
+def test_a_program_may_name_things_as_the_wrappers_do(embedding, tmp_path, pycoro):
+    """The export wrappers name their own things with `__` (exports.positional):
+    a function called `c` or `n`, a generator called `buf`, a parameter named
+    as its function, all export (they did not check before)."""
+    source = """
+fn c(x: i64) -> i64 { return x + 1; }
+fn n(n: i64) -> i64 { return n * 2; }
+fn context(cap: i64) -> i64 { return cap; }
+fn buf(cap: i64) -> Generator<i64> { for i in 0..cap { yield i; } }
+fn g(g: i64) -> Generator<i64> { for i in 0..g { yield c(i); } }
+"""
+    mod = pycoro_compile(source)
+    assert (mod.c(1), mod.n(3), mod.context(4)) == (2, 6, 4)
+    assert list(mod.buf(3)) == [0, 1, 2] and list(mod.g(2)) == [1, 2]
+    np = pytest.importorskip("numpy")
+    assert mod.buf(4).to_numpy().tolist() == [0, 1, 2, 3] and isinstance(mod.g(1).to_numpy(), np.ndarray)
+    (tmp_path / "names.pc").write_text(source)
+    proc = pycoro("build", "--emit", "shared", "names.pc", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def pycoro_compile(source: str):
+    return pycoro.compile(source, cache=False)

@@ -184,3 +184,45 @@ def test_to_numpy_arrays_kept_and_freed_in_any_order():
             gc.collect()
         for start, values in live:
             assert values.tolist() == list(range(start, start + len(values)))
+
+
+def test_to_numpy_after_a_step_raises_a_panic_that_came_after_the_values():
+    """A generator run ahead that panicked: to_numpy raises (as list() does),
+    not an array that looks complete."""
+    mod = pycoro.compile("fn tenths(n: i64) -> Generator<i64> { for i in 0..n { yield 100 / (5 - i); } }")
+    g = mod.tenths(10)
+    assert next(g) == 20
+    with pytest.raises(pycoro.PanicError, match="division by zero"):
+        g.to_numpy()
+
+
+def test_to_numpy_from_threads():
+    """Threads making and dropping arrays: the spare memory (arrays.py) has one
+    owner at a time (two threads took the same range, and one wrote into it
+    after the other unmapped it)."""
+    import sys
+    import threading
+    mod = pycoro.compile(COLLECTED)
+    failures = []
+
+    def work():
+        try:
+            for i in range(150):
+                values = mod.numbers(i, i + 5000 + 37 * i).to_numpy()
+                if values[0] != i or values[-1] != i + 5000 + 37 * i - 1:
+                    failures.append(i)
+                del values
+        except BaseException as err:   # noqa: BLE001 - reported below
+            failures.append(err)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []

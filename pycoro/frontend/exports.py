@@ -147,7 +147,7 @@ def slice_length_name(name: str, params) -> str:
 
 
 # the prelude's generators, and how a wrapper destroys one through a pointer to its handle
-_DESTROY = {"Generator": "g[0].handle().destroy()", "Stream": "g[0].__destroy()"}
+_DESTROY = {"Generator": "__g[0].handle().destroy()", "Stream": "__g[0].__destroy()"}
 
 
 def _generated_item(t: Type, layouts: StructLayouts) -> Type | None:
@@ -276,7 +276,7 @@ def _may_write_output(f: FnInstance) -> bool:
 
 
 # C library functions of scalars that, whatever their arguments, neither write
-# output nor fault (libm's, libc's integer and character arithmetic): calling
+# output nor fault (libm's, libc's integer arithmetic and case mapping): calling
 # one needs neither stdout flushed nor faults caught around it, which cost
 # pycoro.embed ~0.1 and ~1.5 µs per step. The pure ones keep no state either,
 # so a generator may run ahead over them; `rand` and its kin do keep state.
@@ -286,8 +286,7 @@ _PURE_C = frozenset({
         "atanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "sqrt", "cbrt", "hypot",
         "floor", "ceil", "round", "trunc", "rint", "nearbyint", "fabs", "fmod", "remainder", "fmin", "fmax",
         "fdim", "fma", "copysign", "erf", "erfc", "tgamma", "lgamma") for suffix in ("", "f")),
-    "abs", "labs", "llabs", "toupper", "tolower", "isalpha", "isdigit", "isspace", "isalnum", "isupper",
-    "islower",
+    "abs", "labs", "llabs", "toupper", "tolower",   # not the `is…` tests: glibc indexes a table with any int
 })
 _QUIET_C = _PURE_C | {"rand", "srand", "random", "srandom"}
 
@@ -386,12 +385,22 @@ def c_arg(name: str, t: Type, e: Export | None = None, base: str = "") -> str:
     return f"{base}{name} != 0" if t == BOOL else f"{base}{name}"
 
 
+def positional(e: Export, prefix: str = "__a") -> Export:
+    """`e` with its parameters named by position (`__a0`, `__a1`, …): in a
+    wrapper, no parameter can hide the function it calls (`fn n(n: i64)`),
+    nor be called `result`."""
+    return Export(e.name, tuple((f"{prefix}{i}", t) for i, (_, t) in enumerate(e.params)), e.result, e.item)
+
+
 def wrapper_source(exported: list[Export]) -> str:
-    """PyCoro source giving each export a C ABI (bool as u8)."""
+    """PyCoro source giving each export a C ABI (bool as u8). Every name of
+    the wrappers' own starts with `__`, which programs may not use: a
+    function or a parameter of the program can never be hidden by one."""
     out = []
     for e in exported:
-        params = ", ".join(c_params(e))
-        call = f"{e.name}({', '.join(c_arg(n, t, e) for n, t in e.params)})"
+        by_place = positional(e)
+        params = ", ".join(c_params(by_place))
+        call = f"{e.name}({', '.join(c_arg(n, t, by_place) for n, t in by_place.params)})"
         if e.item is None:
             ret = "" if e.result == VOID else f" -> {c_type(e.result)}"
             body = f"{call};" if e.result == VOID else f"return {call}{' as u8' * (e.result == BOOL)};"
@@ -400,20 +409,24 @@ def wrapper_source(exported: list[Export]) -> str:
         g, item, as_c = e.result_text, c_type(e.item), " as u8" * (e.item == BOOL)
         out.append(
             f"fn __export_{e.name}({params}) -> {g} {{ return {call}; }}\n"
-            f"fn __export_next_{e.name}(g: ptr<{g}>) -> u8 {{ return g[0].next() as u8; }}\n"
-            f"fn __export_value_{e.name}(g: ptr<{g}>) -> {item} {{ return g[0].value(){as_c}; }}\n"
+            f"fn __export_next_{e.name}(__g: ptr<{g}>) -> u8 {{ return __g[0].next() as u8; }}\n"
+            f"fn __export_value_{e.name}(__g: ptr<{g}>) -> {item} {{ return __g[0].value(){as_c}; }}\n"
             # counts into n[0] as it goes: after a panic (pycoro.embed), the
             # values written before it are still counted
-            f"fn __export_fill_into_{e.name}(g: ptr<{g}>, buf: ptr<{item}>, cap: i64, n: ptr<i64>) {{\n"
-            f"    n[0] = 0;\n"
-            f"    while n[0] < cap {{ if !g[0].next() {{ break; }} buf[n[0]] = g[0].value(){as_c}; n[0] += 1; }}\n"
+            f"fn __export_fill_into_{e.name}(__g: ptr<{g}>, __buf: ptr<{item}>, __cap: i64, __n: ptr<i64>) {{\n"
+            f"    __n[0] = 0;\n"
+            f"    while __n[0] < __cap {{\n"
+            f"        if !__g[0].next() {{ break; }}\n"
+            f"        __buf[__n[0]] = __g[0].value(){as_c};\n"
+            f"        __n[0] += 1;\n"
+            f"    }}\n"
             f"}}\n"
-            f"fn __export_fill_{e.name}(g: ptr<{g}>, buf: ptr<{item}>, cap: i64) -> i64 {{\n"
-            f"    var n: i64 = 0;\n"
-            f"    __export_fill_into_{e.name}(g, buf, cap, &n);\n"
-            f"    return n;\n"
+            f"fn __export_fill_{e.name}(__g: ptr<{g}>, __buf: ptr<{item}>, __cap: i64) -> i64 {{\n"
+            f"    var __n: i64 = 0;\n"
+            f"    __export_fill_into_{e.name}(__g, __buf, __cap, &__n);\n"
+            f"    return __n;\n"
             f"}}\n"
-            f"fn __export_destroy_{e.name}(g: ptr<{g}>) {{ {_DESTROY[e.kind]}; }}")
+            f"fn __export_destroy_{e.name}(__g: ptr<{g}>) {{ {_DESTROY[e.kind]}; }}")
     return "\n".join(out)
 
 
@@ -426,24 +439,25 @@ def guarded_source(exported: list[Export]) -> str:
     for e in exported:
         if e.item is None:
             # fields by position (a0, a1, …): a parameter may be called `result`
-            positional = Export(e.name, tuple((f"a{i}", t) for i, (_, t) in enumerate(e.params)), e.result, None)
-            fields = c_params(positional) + ([] if e.result == VOID else [f"result: {c_type(e.result)}"])
-            call = f"{e.name}({', '.join(c_arg(n, t, positional, 'c[0].') for n, t in positional.params)})"
-            body = call if e.result == VOID else f"c[0].result = {call}{' as u8' * (e.result == BOOL)}"
+            by_place = positional(e, "a")
+            fields = c_params(by_place) + ([] if e.result == VOID else [f"result: {c_type(e.result)}"])
+            call = f"{e.name}({', '.join(c_arg(n, t, by_place, '__c[0].') for n, t in by_place.params)})"
+            body = call if e.result == VOID else f"__c[0].result = {call}{' as u8' * (e.result == BOOL)}"
             if not fields:
-                out.append(f"fn __export_try_{e.name}(context: ptr<u8>) {{ {body}; }}")
+                out.append(f"fn __export_try_{e.name}(__context: ptr<u8>) {{ {body}; }}")
                 continue
             out.append(f"struct __Call_{e.name} {{ {', '.join(fields)} }}\n"
-                       f"fn __export_try_{e.name}(context: ptr<u8>) {{\n"
-                       f"    let c = context as ptr<__Call_{e.name}>;\n    {body};\n}}")
+                       f"fn __export_try_{e.name}(__context: ptr<u8>) {{\n"
+                       f"    let __c = __context as ptr<__Call_{e.name}>;\n    {body};\n}}")
             continue
         g = e.result_text
         out.append(
             f"struct __Fill_{e.name} {{ g: ptr<{g}>, buf: ptr<{c_type(e.item)}>, cap: i64, n: i64 }}\n"
-            f"fn __export_try_fill_{e.name}(context: ptr<u8>) {{\n"
-            f"    let c = context as ptr<__Fill_{e.name}>;\n"
-            f"    __export_fill_into_{e.name}(c[0].g, c[0].buf, c[0].cap, &c[0].n);\n}}\n"
-            f"fn __export_try_destroy_{e.name}(context: ptr<u8>) {{ __export_destroy_{e.name}(context as ptr<{g}>); }}")
+            f"fn __export_try_fill_{e.name}(__context: ptr<u8>) {{\n"
+            f"    let __c = __context as ptr<__Fill_{e.name}>;\n"
+            f"    __export_fill_into_{e.name}(__c[0].g, __c[0].buf, __c[0].cap, &__c[0].n);\n}}\n"
+            f"fn __export_try_destroy_{e.name}(__context: ptr<u8>) {{\n"
+            f"    __export_destroy_{e.name}(__context as ptr<{g}>);\n}}")
     return "\n".join(out)
 
 

@@ -30,7 +30,7 @@ symbols are not PyCoro's to name.
 """
 from __future__ import annotations
 
-from .exports import Export, ExportStruct, c_arg, c_params, c_type
+from .exports import Export, ExportStruct, c_arg, c_params, c_type, positional
 from .types import BOOL, VOID, FloatT, IntT, SliceT, Type
 
 # What pycoro.embed passes to `__py_init` (embed._PyApi mirrors it), in four
@@ -282,25 +282,25 @@ def _collect_source(e: Export) -> str:
     were more. The generator is made and consumed in one function, so LLVM
     elides its frame and fuses its loop with this one, and the check for
     room is a second bound on the loop's count, which it still vectorises."""
-    positional = Export(e.name, tuple((f"a{i}", t) for i, (_, t) in enumerate(e.params)), e.result, e.item)
-    item = c_type(e.item)
-    fields = ", ".join([*c_params(positional), f"buf: ptr<{item}>", "cap: i64", "n: i64"])
-    params = ", ".join([*c_params(positional), f"buf: ptr<{item}>", "cap: i64"])   # a0, a1, …: no name clashes
-    call = f"{e.name}({', '.join(c_arg(n, t, positional) for n, t in positional.params)})"
-    forward = ", ".join([*(f"c[0].{p.split(':')[0]}" for p in c_params(positional)), "c[0].buf", "c[0].cap"])
+    fields = ", ".join([*c_params(positional(e, "a")), f"buf: ptr<{c_type(e.item)}>", "cap: i64", "n: i64"])
+    by_place = positional(e)   # __a0, __a1, …: nothing of the drain's hides the generator
+    params = ", ".join([*c_params(by_place), f"__buf: ptr<{c_type(e.item)}>", "__cap: i64"])
+    call = f"{e.name}({', '.join(c_arg(n, t, by_place) for n, t in by_place.params)})"
+    forward = ", ".join([*(f"__c[0].{p.split(':')[0]}" for p in c_params(positional(e, "a"))),
+                         "__c[0].buf", "__c[0].cap"])
     # The drain is a function of its own: inlined into the collect, its loop
     # is simplified once more and vectorised (written inline, it was not).
     return f"""struct __Collect_{e.name} {{ {fields} }}
 fn __py_drain_{e.name}({params}) -> i64 {{
-    var n: i64 = 0;
-    for v in {call} {{
-        if n == cap {{ return -1; }}
-        buf[n] = v{' as u8' * (e.item == BOOL)};
-        n += 1;
+    var __n: i64 = 0;
+    for __v in {call} {{
+        if __n == __cap {{ return -1; }}
+        __buf[__n] = __v{' as u8' * (e.item == BOOL)};
+        __n += 1;
     }}
-    return n;
+    return __n;
 }}
-fn __py_collect_{e.name}(context: ptr<u8>) {{
-    let c = context as ptr<__Collect_{e.name}>;
-    c[0].n = __py_drain_{e.name}({forward});
+fn __py_collect_{e.name}(__context: ptr<u8>) {{
+    let __c = __context as ptr<__Collect_{e.name}>;
+    __c[0].n = __py_drain_{e.name}({forward});
 }}"""
