@@ -658,9 +658,7 @@ class NativeSteps(GeneratorObject):
         """The buffer is empty and the frame gone (closed, panicked) or just
         exhausted (destroyed now)."""
         self._check_open()
-        if self._pending is not None:
-            panic, self._pending = self._pending, None
-            raise panic
+        self._raise_pending()
         self._finalizer()
         raise StopIteration
 
@@ -671,11 +669,14 @@ class NativeSteps(GeneratorObject):
             self._pending = panic
         self._abandon()
 
-    def _run_ahead(self) -> list:
-        values = [next(self) for _ in range(self._count - self._index)]
+    def _raise_pending(self) -> None:
         if self._pending is not None:
             panic, self._pending = self._pending, None
             raise panic
+
+    def _run_ahead(self) -> list:
+        values = [next(self) for _ in range(self._count - self._index)]
+        self._raise_pending()   # to_numpy: not an array that looks complete
         return values
 
     def _untouched(self) -> bool:
