@@ -118,3 +118,42 @@ def test_run_takes_g_too(pycoro, tmp_path):
     (tmp_path / "gen.pc").write_text(GENERATOR)
     proc = pycoro("run", "-g", "gen.pc", cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (0, "20 3.5\n"), proc.stderr
+
+
+HANDLES = """\
+fn squares(n: i64) -> Generator<i64> {
+    for i in 0..n { yield i * i; }
+}
+fn main() {
+    var g = squares(3);
+    var done = squares(0);
+    g.next();
+    done.next();
+    print(g.value());
+}
+"""
+
+
+def test_gdb_prints_a_handle_as_the_coroutine_it_refers_to(tmp_path):
+    """pycoro's gdb printers (pycoro/debugger/gdb_printers.py): which
+    coroutine a handle refers to, and whether it is finished."""
+    from conftest import run_pycoro
+    from pycoro.debugger import GDB_SCRIPT
+    (tmp_path / "h.pc").write_text(HANDLES)
+    assert run_pycoro("build", "-g", "-O0", "h.pc", "-o", "h", cwd=tmp_path).returncode == 0
+    out = gdb(tmp_path / "h", f"source {GDB_SCRIPT}", "break h.pc:9", "run", "info locals", "whatis g")
+    assert "g = Generator<i64> suspended in squares (frame 0x" in out
+    assert "done = Generator<i64> finished (frame 0x" in out
+    assert "type = Generator<i64>" in out
+
+
+def test_pycoro_gdb_loads_the_printers(tmp_path):
+    from conftest import run_pycoro
+    (tmp_path / "h.pc").write_text(HANDLES)
+    assert run_pycoro("build", "-g", "-O0", "h.pc", "-o", "h", cwd=tmp_path).returncode == 0
+    import os
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "pycoro", "gdb", "h"], input="break h.pc:9\nrun\nprint g\nkill\nquit\n",
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert "= Generator<i64> suspended in squares (frame 0x" in proc.stdout, proc.stdout + proc.stderr

@@ -216,6 +216,17 @@ def explain_program(file: str, opt: int = 2, target: str = "native", arch: str |
     return guarded(action)
 
 
+def gdb_program(file: str) -> int:
+    """`pycoro gdb`: gdb on an executable, with pycoro's printers loaded."""
+    import shutil
+    from ..debugger import GDB_SCRIPT
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        print("error: gdb is not installed (Debian: apt install gdb)", file=sys.stderr)
+        return EXIT_USER_ERROR
+    os.execv(gdb, [gdb, "-q", "-x", str(GDB_SCRIPT), file])
+
+
 COMMANDS = {
     "run": Command(run_program, "Compile FILE in memory (JIT) and run `main`; exit with its status.",
                    (OPT, DEBUG, CHECK_LEAKS, TRAMPOLINE, REAL_TIME, TIME_STAGES), plain=True),
@@ -226,6 +237,8 @@ COMMANDS = {
     "check": Command(check_program, "Parse and type-check FILE only.", (TARGET,)),
     "explain": Command(explain_program, "Report coroutine frames, their ABIs, and heap elision per call site.",
                        (OPT, TARGET, ARCH)),
+    "gdb": Command(gdb_program, "Debug FILE, an executable built with -g, in gdb with pycoro's printers for "
+                   "coroutine handles.", ()),
 }
 
 

@@ -122,8 +122,10 @@ class DebugInfo:
             return self._pointer(self._basic("char", 8, "DW_ATE_signed_char"), "str")
         if isinstance(t, PtrT):   # to a struct only ever behind pointers, which may hold itself: opaque
             return self._pointer(self.type(t.elem) if self._has_size(t.elem) else None)
-        if isinstance(t, PromiseT):   # an owning handle: the frame's address
-            return self._pointer(None, str(t))
+        if isinstance(t, PromiseT):   # an owning handle, the frame's address, named for gdb's printers
+            return self.module.add_debug_info("DIDerivedType", {
+                "tag": ir.DIToken("DW_TAG_typedef"), "name": str(t), "baseType": self._pointer(None),
+                "file": self.file(t.decl.span.file), "line": t.decl.span.line})
         if isinstance(t, SliceT):
             return self._struct(str(t), [("ptr", PtrT(t.elem)), ("len", I64_TYPE)], 16)
         if isinstance(t, StructT):
