@@ -41,7 +41,7 @@ def _add(name: str, command: Command) -> None:
         values = {k: v.value if isinstance(v, Enum) else v for k, v in params.items()}
         raise typer.Exit(command.action(file, **values))
     file = inspect.Parameter("file", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                             default=typer.Argument(..., help="the .pc program"), annotation=str)
+                             default=typer.Argument(..., help=command.file_help), annotation=str)
     parameters = [file, *map(_parameter, command.options)]
     run.__signature__ = inspect.Signature(parameters)
     run.__annotations__ = {p.name: p.annotation for p in parameters}

@@ -45,6 +45,7 @@ class Command:
     help: str
     options: tuple[Option, ...]
     plain: bool = False             # main.py runs it without typer when it can
+    file_help: str = "the .pc program"   # what its one argument is
 
 
 OPT = Option(("-O",), "opt", "optimisation level, -O0 … -O3", OPT_LEVELS, 2, level=True)
@@ -238,7 +239,7 @@ COMMANDS = {
     "explain": Command(explain_program, "Report coroutine frames, their ABIs, and heap elision per call site.",
                        (OPT, TARGET, ARCH)),
     "gdb": Command(gdb_program, "Debug FILE, an executable built with -g, in gdb with pycoro's printers for "
-                   "coroutine handles.", ()),
+                   "coroutine handles.", (), file_help="an executable built with `pycoro build -g`"),
 }
 
 
