@@ -138,8 +138,7 @@ class Module:
         arguments as the create wrapper takes them, then the buffer."""
         found = self._collect_types.get(e.name)
         if found is None:
-            fields = [field for i, (_, t) in enumerate(e.params) for field in _c_fields(f"a{i}", t)]
-            fields += [("buf", ctypes.c_void_p), ("cap", ctypes.c_int64), ("n", ctypes.c_int64)]
+            fields = _argument_fields(e) + [("buf", ctypes.c_void_p), ("cap", ctypes.c_int64), ("n", ctypes.c_int64)]
             found = self._collect_types[e.name] = type(f"Collect_{e.name}", (ctypes.Structure,), {"_fields_": fields})
         return found
 
@@ -359,7 +358,7 @@ def _bind(e: Export, signature: inspect.Signature, args: tuple, keywords: dict) 
 def _function(module: Module, e: Export):
     signature = _signature(e)
     if e.item is None:
-        fields = [field for i, (_, t) in enumerate(e.params) for field in _c_fields(f"a{i}", t)]
+        fields = _argument_fields(e)
         if e.result != VOID:
             fields += _c_fields("result", e.result)
         # the arguments and the result travel in a struct (exports.guarded_source)
@@ -427,6 +426,12 @@ class Function(functools.partial):
 
     def __repr__(self) -> str:
         return f"<pycoro function {self._export.signature}>"
+
+
+def _argument_fields(e: Export) -> list[tuple[str, type]]:
+    """A context struct's fields for `e`'s arguments, by position (a0, a1, …:
+    exports.guarded_source's and python_entries' structs)."""
+    return [field for i, (_, t) in enumerate(e.params) for field in _c_fields(f"a{i}", t)]
 
 
 def _c_fields(name: str, t: Type) -> list[tuple[str, type]]:

@@ -8,7 +8,7 @@ are excluded; prints `checksum` and `ns_per_item` (per call, loop included).
 import sys
 import time
 
-from hosted import report
+from hosted import chosen, numba_jit, pycoro_function, report
 
 N = 1_000_000
 
@@ -19,20 +19,15 @@ def python_add(a, b):
     return a + b
 
 
-def variant(name: str):
-    if name == "pycoro":
-        import pycoro
-        return pycoro.compile(PYCORO_SOURCE).add
-    if name == "numba":
-        from numba import njit
-        return njit(python_add)
-    if name == "python":
-        return python_add
-    raise SystemExit(f"unknown variant {name!r}")
+VARIANTS = {
+    "pycoro": lambda: pycoro_function(PYCORO_SOURCE, "add"),
+    "numba": lambda: numba_jit(python_add),
+    "python": lambda: python_add,
+}
 
 
 def main() -> None:
-    add = variant(sys.argv[1])
+    add = chosen(VARIANTS, sys.argv[1])
     assert add(1, 2) == 3   # compiles, warms up
     start = time.perf_counter_ns()
     s = 0

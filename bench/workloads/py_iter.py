@@ -9,34 +9,20 @@ as the other workloads do.
 """
 import sys
 
-from hosted import report, sum_values
+from hosted import NUMBERS, chosen, numba_jit, numbers, pycoro_function, report, sum_values
 
 N = 10_000_000
 
-PYCORO_SOURCE = "fn numbers(lo: i64, hi: i64) -> Generator<i64> { for i in lo..hi { yield i; } }"
-
-
-def cpython_numbers(lo, hi):
-    for i in range(lo, hi):
-        yield i
-
-
-def variant(name: str):
-    if name == "pycoro":
-        import pycoro
-        return pycoro.compile(PYCORO_SOURCE).numbers
-    if name == "cpython":
-        return cpython_numbers
-    if name == "numba":
-        from numba import njit
-        return njit(cpython_numbers)
-    if name == "range":
-        return range
-    raise SystemExit(f"unknown variant {name!r}")
+VARIANTS = {
+    "pycoro": lambda: pycoro_function(NUMBERS, "numbers"),
+    "cpython": lambda: numbers,
+    "numba": lambda: numba_jit(numbers),
+    "range": lambda: range,
+}
 
 
 def main() -> None:
-    report(*sum_values(variant(sys.argv[1]), N), N)
+    report(*sum_values(chosen(VARIANTS, sys.argv[1]), N), N)
 
 
 if __name__ == "__main__":

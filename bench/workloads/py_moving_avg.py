@@ -10,7 +10,7 @@ Prints `checksum` and `ns_per_item` (per input value).
 import sys
 import time
 
-from hosted import report
+from hosted import chosen, numba_jit, pycoro_function, report
 
 import numpy as np
 
@@ -38,17 +38,19 @@ def python_moving_avg(xs, k):
             yield s / k
 
 
+VARIANTS = {
+    "pycoro": lambda: pycoro_function(PYCORO_SOURCE, "moving_avg"),
+    "numba": lambda: numba_jit(python_moving_avg),
+}
+# each variant's spelling of "its values as an array"
+INTO_NUMPY = {"pycoro": lambda values: values.to_numpy(), "numba": lambda values: np.fromiter(values, np.float64)}
+
+
 def variant(name: str, into_numpy: bool):
-    if name == "pycoro":
-        import pycoro
-        fn = pycoro.compile(PYCORO_SOURCE).moving_avg
-        return (lambda xs, k: fn(xs, k).to_numpy().sum()) if into_numpy else (lambda xs, k: _sum(fn(xs, k)))
-    if name == "numba":
-        from numba import njit
-        fn = njit(python_moving_avg)
-        return (lambda xs, k: np.fromiter(fn(xs, k), np.float64).sum()) if into_numpy \
-            else (lambda xs, k: _sum(fn(xs, k)))
-    raise SystemExit(f"unknown variant {name!r}")
+    fn = chosen(VARIANTS, name)
+    if into_numpy:
+        return lambda xs, k: INTO_NUMPY[name](fn(xs, k)).sum()
+    return lambda xs, k: _sum(fn(xs, k))
 
 
 def _sum(values) -> float:

@@ -9,34 +9,27 @@ and `ns_per_item`.
 import sys
 import time
 
-from hosted import report
-
 import numpy as np
+
+from hosted import NUMBERS, chosen, numbers, pycoro_function, report
 
 N = 1_000_000
 
-PYCORO_SOURCE = "fn numbers(lo: i64, hi: i64) -> Generator<i64> { for i in lo..hi { yield i; } }"
+
+def pycoro_to_numpy():
+    made = pycoro_function(NUMBERS, "numbers")
+    return lambda n: made(0, n).to_numpy()
 
 
-def cpython_numbers(lo, hi):
-    for i in range(lo, hi):
-        yield i
-
-
-def variant(name: str):
-    if name == "pycoro":
-        import pycoro
-        numbers = pycoro.compile(PYCORO_SOURCE).numbers
-        return lambda n: numbers(0, n).to_numpy()
-    if name == "arange":
-        return lambda n: np.arange(0, n, dtype=np.int64)
-    if name == "cpython":
-        return lambda n: np.fromiter(cpython_numbers(0, n), np.int64)
-    raise SystemExit(f"unknown variant {name!r}")
+VARIANTS = {
+    "pycoro": pycoro_to_numpy,
+    "arange": lambda: lambda n: np.arange(0, n, dtype=np.int64),
+    "cpython": lambda: lambda n: np.fromiter(numbers(0, n), np.int64),
+}
 
 
 def main() -> None:
-    make = variant(sys.argv[1])
+    make = chosen(VARIANTS, sys.argv[1])
     assert make(5).tolist() == [0, 1, 2, 3, 4]   # compiles, warms up
     best = None
     for _ in range(20 if sys.argv[1] != "cpython" else 3):

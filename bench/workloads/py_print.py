@@ -8,30 +8,24 @@ generator. Standard output goes to /dev/null while the loop runs. Prints
 import os
 import sys
 
-from hosted import report, sum_values
+from hosted import chosen, pycoro_function, report, sum_values
 
 N = 200_000
 
 PYCORO_SOURCE = "fn numbers(lo: i64, hi: i64) -> Generator<i64> { for i in lo..hi { print(i); yield i; } }"
 
 
-def cpython_numbers(lo, hi):
+def printed_numbers(lo, hi):
     for i in range(lo, hi):
         print(i)
         yield i
 
 
-def variant(name: str):
-    if name == "pycoro":
-        import pycoro
-        return pycoro.compile(PYCORO_SOURCE).numbers
-    if name == "cpython":
-        return cpython_numbers
-    raise SystemExit(f"unknown variant {name!r}")
+VARIANTS = {"pycoro": lambda: pycoro_function(PYCORO_SOURCE, "numbers"), "cpython": lambda: printed_numbers}
 
 
 def main() -> None:
-    numbers = variant(sys.argv[1])
+    numbers = chosen(VARIANTS, sys.argv[1])
     sys.stdout.flush()
     saved = os.dup(1)
     null = os.open(os.devnull, os.O_WRONLY)

@@ -9,7 +9,7 @@ for all; prints `checksum` and `ns_per_item`.
 """
 import sys
 
-from hosted import report, sum_values
+from hosted import chosen, numba_jit, numbers, pycoro_function, report, sum_values
 
 N = 1_000_000
 
@@ -21,32 +21,22 @@ fn numbers(lo: i64, hi: i64) -> Generator<i64> { for i in lo..hi { made += 1; yi
 made = 0
 
 
-def cpython_numbers(lo, hi):
+def counted_numbers(lo, hi):
     global made
     for i in range(lo, hi):
         made += 1
         yield i
 
 
-def plain_numbers(lo, hi):
-    for i in range(lo, hi):
-        yield i
-
-
-def variant(name: str):
-    if name == "pycoro":
-        import pycoro
-        return pycoro.compile(PYCORO_SOURCE).numbers
-    if name == "cpython":
-        return cpython_numbers
-    if name == "numba":
-        from numba import njit
-        return njit(plain_numbers)
-    raise SystemExit(f"unknown variant {name!r}")
+VARIANTS = {
+    "pycoro": lambda: pycoro_function(PYCORO_SOURCE, "numbers"),
+    "cpython": lambda: counted_numbers,
+    "numba": lambda: numba_jit(numbers),   # numba has no global to count in
+}
 
 
 def main() -> None:
-    report(*sum_values(variant(sys.argv[1]), N), N)
+    report(*sum_values(chosen(VARIANTS, sys.argv[1]), N), N)
 
 
 if __name__ == "__main__":

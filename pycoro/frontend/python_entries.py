@@ -181,8 +181,14 @@ def source(exported: list[Export]) -> str:
     return "\n".join(out)
 
 
-def _try(e: Export) -> str:
-    return "__py.try_faults" if e.faults else "__py.try_"
+def _guarded_call(e: Export, wrapper: str, context: str) -> list[str]:
+    """`failed = wrapper(context)` through the runtime's `__pc_try` (its
+    fault-catching kind where `e` may fault), both stdouts flushed around it
+    where `e` may print."""
+    call = f"    let failed = {'__py.try_faults' if e.faults else '__py.try_'}({wrapper}, {context});"
+    if not e.output:
+        return [call]
+    return ["    if !__py_flush() { return null; }", call, "    __py.fflush(null);"]
 
 
 def _converter(t: Type, obj: str, place: str) -> tuple[str, str]:
@@ -226,12 +232,7 @@ def _call_source(e: Export) -> str:
         lines.append(f"    if !{test} {{ {slow} }}")
         if store:
             lines.append(f"    {store}")
-    if e.output:
-        lines.append("    if !__py_flush() { return null; }")
-    context = "&c as ptr<u8>" if fields else "null"
-    lines.append(f"    let failed = {_try(e)}(__export_try_{e.name}, {context});")
-    if e.output:
-        lines.append("    __py.fflush(null);")
+    lines += _guarded_call(e, f"__export_try_{e.name}", "&c as ptr<u8>" if fields else "null")
     lines.append("    if failed != 0 { return __py.PyObject_CallNoArgs(__py.panicked); }")
     lines.append(f"    return {_object_of(e.result, 'c.result')};\n}}")
     return "\n".join(lines)
@@ -252,11 +253,7 @@ def _step_source(e: Export) -> str:
         "    let ask = o[5];",
         f"    var c = __Fill_{e.name} {{ g: slot, buf: buffer, cap: ask, n: 0 }};",
     ]
-    if e.output:
-        lines.append("    if !__py_flush() { return null; }")
-    lines.append(f"    let failed = {_try(e)}(__export_try_fill_{e.name}, &c as ptr<u8>);")
-    if e.output:
-        lines.append("    __py.fflush(null);")
+    lines += _guarded_call(e, f"__export_try_fill_{e.name}", "&c as ptr<u8>")
     lines += [
         f"    if ask < {limit} {{ o[5] = ask * 2; }}",
         "    o[3] = 0;",

@@ -174,7 +174,7 @@ def site_number(mg, where: str | None) -> ir.Constant:
     """The number of the `await` at `where` ("file:line:col"; None: 0, none)."""
     if where is None:
         return I16(0)
-    sites = mg.__dict__.setdefault("await_sites", {})
+    sites = mg.await_sites
     return I16(sites.setdefault(where, len(sites) + 1) if len(sites) < 65535 else 0)
 
 
@@ -190,7 +190,7 @@ def _finish_await_sites(mg) -> None:
     fn = mg.module.globals.get("pc.async.await_site")
     if fn is None or not fn.is_declaration:
         return
-    sites = getattr(mg, "await_sites", {})
+    sites = mg.await_sites
     table = ir.GlobalVariable(mg.module, ir.ArrayType(PTR, len(sites) + 1), "pc.async.await_sites")
     table.global_constant = True
     table.linkage = "internal"

@@ -51,6 +51,8 @@ class ModuleGen:
         self.sites: list[tuple[FnInstance, object, FnInstance]] = []  # caller, span, callee
         # explain's async sites: caller, span, callee, "inlined" | "call" | "spawn"
         self.async_sites: list[tuple[FnInstance, object, FnInstance, str]] = []
+        # std/async's parks: the program's `await`s by number ("file:line:col" → 1, 2, …; coro/async_.py)
+        self.await_sites: dict[str, int] = {}
         # A context of its own: named struct types would otherwise collide when one
         # process compiles twice (the global context keeps them).
         self.module = ir.Module(name=name, context=ir.Context())
