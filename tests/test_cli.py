@@ -380,7 +380,7 @@ def test_a_failed_write_is_the_users_error(hello, tmp_path, monkeypatch, emit):
     from pycoro.backend import link
     from pycoro.common.diagnostics import CompileError
 
-    def full(module, machine, path):
+    def full(code, path):
         raise OSError(28, "No space left on device", path)
     monkeypatch.setitem(driver._WRITERS["native"], "obj", full)
     monkeypatch.setattr(link, "write_object", full)   # the executable's object, in a temporary folder

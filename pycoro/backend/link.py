@@ -14,9 +14,9 @@ import llvmlite.binding as llvm
 from ..common.diagnostics import CompileError, Diagnostic
 
 
-def write_object(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:
+def write_object(code: bytes, path: str) -> None:
     with open(path, "wb") as f:
-        f.write(machine.emit_object(module))
+        f.write(code)
 
 
 def write_assembly(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:
@@ -31,16 +31,16 @@ def c_compiler() -> str | None:
     return None
 
 
-def write_executable(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:
-    _link(module, machine, path, "an executable", [])
+def write_executable(code: bytes, path: str) -> None:
+    _link(code, path, "an executable", [])
 
 
-def write_shared(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:
+def write_shared(code: bytes, path: str) -> None:
     """A shared library (the code is position-independent: targets.native_machine)."""
-    _link(module, machine, path, "a shared library", ["-shared"])
+    _link(code, path, "a shared library", ["-shared"])
 
 
-def _link(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str, what: str, flags: list[str]) -> None:
+def _link(code: bytes, path: str, what: str, flags: list[str]) -> None:
     cc = c_compiler()
     if cc is None:
         raise CompileError([Diagnostic(
@@ -48,7 +48,7 @@ def _link(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str, what: 
             hint="`pycoro run` needs no C compiler; `--emit obj` writes an object file")])
     with tempfile.TemporaryDirectory() as tmp:
         obj = os.path.join(tmp, "program.o")
-        write_object(module, machine, obj)
+        write_object(code, obj)
         # -lpthread: the runtime finds its stack with pthread_getattr_np, in libc
         # itself only since glibc 2.34 (the library is empty there)
         result = subprocess.run([cc, *flags, obj, "-o", path, "-lm", "-lpthread"], capture_output=True, text=True)
@@ -71,7 +71,11 @@ def shared_from_object(code: bytes) -> bytes | None:
         obj, library = os.path.join(tmp, "program.o"), os.path.join(tmp, "program.so")
         with open(obj, "wb") as f:
             f.write(code)
-        if subprocess.run([linker, "-shared", obj, "-o", library], capture_output=True).returncode != 0:
+        # --eh-frame-hdr (which cc passes, and ld alone does not): the index of
+        # the unwind tables, without which glibc's `backtrace` stops at the
+        # library's code (a panic's PYCORO_BACKTRACE)
+        if subprocess.run([linker, "-shared", "--eh-frame-hdr", obj, "-o", library],
+                          capture_output=True).returncode != 0:
             return None
         with open(library, "rb") as f:
             return f.read()

@@ -20,6 +20,10 @@ def _initialise() -> None:
     # with assertions) on async and returned-continuation coroutines' resume
     # functions. No effect on code without debug info.
     llvm.set_option("", "-experimental-debug-variable-locations=false")
+    # Every function in `.text`: the runtime's panic functions are `cold`, which
+    # would put them in `.text.unlikely.`, and the backtrace table
+    # (backtrace.py) gives addresses as offsets in the one text section.
+    llvm.set_option("", "-profile-guided-section-prefix=false")
 
 
 @functools.cache

@@ -114,14 +114,15 @@ def options_for(opt: int = 2, target: str = "native", arch: str | None = None, a
                 trampoline: bool = False, real_time: bool = False, debug: bool = False):
     """The compilation options of a command (`pycoro run`'s cache entries are keyed by them)."""
     from ..common.diagnostics import Diagnostic
-    from ..pipeline.options import DEFAULT_GPU_ARCH, Options
+    from ..pipeline.options import DEFAULT_GPU_ARCH, Options, backtraces_wanted
     if arch is not None:
         from ..backend.targets import nvptx_arches   # LLVM: only when asked about GPUs
         if arch not in nvptx_arches():
             raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
                                            hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
     return Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
-                   allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time, debug=debug)
+                   allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time,
+                   debug=debug or (target == "native" and backtraces_wanted()))
 
 
 def compilation(file: str, options):
@@ -225,7 +226,10 @@ def gdb_program(file: str) -> int:
     if gdb is None:
         print("error: gdb is not installed (Debian: apt install gdb)", file=sys.stderr)
         return EXIT_USER_ERROR
-    os.execv(gdb, [gdb, "-q", "-x", str(GDB_SCRIPT), file])
+    # The program's own copy of the printers (its `.debug_gdb_scripts`) is
+    # trusted, rather than declined with a page of advice; the package's copy,
+    # loaded after it, replaces it (and serves programs built before it existed).
+    os.execv(gdb, [gdb, "-q", "-iex", f"add-auto-load-safe-path {os.path.abspath(file)}", "-x", str(GDB_SCRIPT), file])
 
 
 COMMANDS = {
@@ -239,7 +243,7 @@ COMMANDS = {
     "explain": Command(explain_program, "Report coroutine frames, their ABIs, and heap elision per call site.",
                        (OPT, TARGET, ARCH)),
     "gdb": Command(gdb_program, "Debug FILE, an executable built with -g, in gdb with pycoro's printers for "
-                   "coroutine handles.", (), file_help="an executable built with `pycoro build -g`"),
+                   "coroutine handles and its `pycoro chain` command.", (), file_help="an executable built with `pycoro build -g`"),
 }
 
 

@@ -41,9 +41,14 @@ SUSPENDING = frozenset({"__park"})   # awaited, like an async fn
 # Lowered by middle/irgen/.
 FACTS = frozenset({"__has_yield_from"})
 
+# Data the compiler links into the program (stdlib/rt.pc: `intrinsic fn
+# __backtrace_table() -> ptr<u8>;`, the table backend/backtrace.py builds),
+# by address. Lowered by middle/irgen/.
+LINKED = frozenset({"__backtrace_table"})
+
 # The stdlib's own building blocks: their signatures are the stdlib's to
 # write, and none of them is a value.
-STDLIB_ONLY = RUNTIME | FACTS
+STDLIB_ONLY = RUNTIME | FACTS | LINKED
 
 
 def kind_of(t: Type) -> str | None:

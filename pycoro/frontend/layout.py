@@ -42,6 +42,11 @@ class StructLayouts:
     def known(self, t: StructT) -> bool:
         return t in self._fields
 
+    def laid_out(self) -> tuple[StructT, ...]:
+        """Every struct laid out so far (the middle's way from a handle type
+        to its promise state: debuginfo.py)."""
+        return tuple(self._fields)
+
     def fields(self, t: StructT) -> tuple[tuple[str, Type], ...]:
         found = self._fields.get(t)
         if found is None:

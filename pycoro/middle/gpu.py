@@ -96,18 +96,18 @@ def runtime_module(context: ir.Context | None = None) -> ir.Module:
         b.ret_void()
     trap = intrinsics.declare(module, "llvm.trap")
     fn, b = define("panic")
-    message, file, line, col = fn.args
+    message, file, line, col = fn.args[:4]   # (a backtrace link follows: none on a GPU)
     printf(b, "panic: %s at %s:%d:%d\n", [message, file, line, col])
     b.call(trap, [])
     b.unreachable()
     fn, b = define("panic_bounds")
-    index, length, file, line, col = fn.args
+    index, length, file, line, col = fn.args[:5]
     printf(b, "panic: index out of bounds: the length is %lld but the index is %lld at %s:%d:%d\n",
            [length, index, file, line, col])
     b.call(trap, [])
     b.unreachable()
     fn, b = define("panic_slice")
-    lo, hi, length, file, line, col = fn.args
+    lo, hi, length, file, line, col = fn.args[:6]
     printf(b, "panic: slice %lld..%lld out of range for slice of length %lld at %s:%d:%d\n",
            [lo, hi, length, file, line, col])
     b.call(trap, [])

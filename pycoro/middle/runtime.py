@@ -21,12 +21,15 @@ RUNTIME: dict[str, ir.FunctionType] = {
     "print_ptr": ir.FunctionType(_VOID, [PTR]),
     "print_sep": ir.FunctionType(_VOID, []),
     "print_end": ir.FunctionType(_VOID, []),
-    # message, file, line, column
-    "panic": ir.FunctionType(_VOID, [PTR, PTR, I32, I32]),
-    # index, length, file, line, column
-    "panic_bounds": ir.FunctionType(_VOID, [I64, I64, PTR, I32, I32]),
-    # lo, hi, length, file, line, column
-    "panic_slice": ir.FunctionType(_VOID, [I64, I64, I64, PTR, I32, I32]),
+    # A panic's last arguments (its site): file, line, column, and for a
+    # backtrace what leads to the coroutines that continue when the panicking
+    # one ends, and its kind (coro/base.py's LINK_*). irgen/function.py's `panic_site`.
+    # message, site
+    "panic": ir.FunctionType(_VOID, [PTR, PTR, I32, I32, PTR, I32]),
+    # index, length, site
+    "panic_bounds": ir.FunctionType(_VOID, [I64, I64, PTR, I32, I32, PTR, I32]),
+    # lo, hi, length, site
+    "panic_slice": ir.FunctionType(_VOID, [I64, I64, I64, PTR, I32, I32, PTR, I32]),
     "flush": ir.FunctionType(_VOID, []),
     "init": ir.FunctionType(_VOID, []),
     # coroutine frames: every allocation and free is counted (`pycoro run --check-leaks`)

@@ -25,7 +25,7 @@ import llvmlite.binding as llvm
 
 from ..common import cache
 from . import rerun
-from ..backend import clib, jit, link, symbols, targets
+from ..backend import backtrace, clib, jit, link, symbols, targets
 from ..common.diagnostics import CompileError, Diagnostic, LeakError, Reporter, Sources, Span, decode_source, render_all
 from ..frontend import ast, exports, python_entries, recursion
 from ..frontend.check import ProgramChecker, check_program
@@ -69,6 +69,8 @@ class Compilation:
         self._modules: list[ast.Module] | None = None
         self._checkers: dict[bool, tuple[ProgramChecker, CheckedProgram]] = {}
         self._lowered_ir: dict[bool, str] = {}
+        # of the lowered program's coroutines, for the backtrace table (ModuleGen.coroutine_links)
+        self.coroutine_links: dict[str, tuple[int, int]] = {}
         self._optimised: dict[tuple[bool, bool], llvm.ModuleRef] = {}
         self._exports: dict[bool, tuple[list[exports.Export], Compilation]] = {}   # by `python`
         self.unexported: dict[str, str] = {}   # the top-level functions not exported, and why (exports.unexported)
@@ -151,7 +153,9 @@ class Compilation:
                 kernels = [f.decl.name for f in program.functions if f.decl.kind == "kernel"]
                 self.entry_points |= set(map(gpu.launcher_name, kernels)) if self.options.gpu_emulation \
                     else set(kernels)
-                module = self._generator(program, trampoline).generate(entry=True, internal=True)
+                generator = self._generator(program, trampoline)
+                module = generator.generate(entry=True, internal=True)
+                self.coroutine_links.update(generator.coroutine_links)
                 module.triple = targets.triple_for(self.options.target)
                 self._lowered_ir[trampoline] = str(module)
         return self._lowered_ir[trampoline]
@@ -207,12 +211,24 @@ class Compilation:
             if not state.is_declaration:
                 state.linkage = "internal"
         module.link_in(runtime)
+        kept = set(self.entry_points)
+        if self.options.debug and not self.gpu:
+            # what reads the backtrace table: named only by the table, linked
+            # in after the pipeline (backend/backtrace.py)
+            reporter = _parse_ir(backtrace_ir(), "<runtime backtraces>")
+            for state in reporter.global_variables:
+                if not state.is_declaration:
+                    state.linkage = "internal"
+            module.link_in(reporter)
+            kept |= set(backtrace.ENTRY_POINTS)
         # Only the entry points (C's `main`, kernels) are seen from outside: the
         # pipeline may then drop the runtime functions a program does not use,
         # and inline the rest.
         for fn in module.functions:
-            if not fn.is_declaration and fn.name not in self.entry_points:
+            if not fn.is_declaration and fn.name not in kept:
                 fn.linkage = "internal"
+            elif fn.name in backtrace.ENTRY_POINTS:
+                fn.visibility = "hidden"
         return module
 
     def optimise(self, module: llvm.ModuleRef, machine: llvm.TargetMachine,
@@ -296,8 +312,7 @@ class Compilation:
         def compile() -> tuple[bytes, dict]:
             module, machine = self.lowered(jit_mode=True)
             externs = self.require_externs("c")   # as `pycoro build` links: the two agree
-            with self.stage("emit"):
-                code = machine.emit_object(module)
+            code = self.object_code(module, machine)
             return code, {"frame_counter": LIVE_FRAMES, "externs": externs,
                                                  "warnings": self.warnings_text}
         # an entry whose C functions this process lacks is compiled again, to say so (as rerun.py does)
@@ -310,6 +325,8 @@ class Compilation:
         """Compile for the host and load into this process (pycoro.gpu)."""
         module, machine = self.lowered(jit_mode=True)
         self.require_externs("process")
+        if not self.gpu:
+            backtrace.link_empty(module, machine)
         return jit.Loaded(module, machine)
 
     def for_arch(self, arch: str) -> "Compilation":
@@ -368,8 +385,7 @@ class Compilation:
             found, library = self.with_exports(python=True)
             module, machine = library.lowered(jit_mode=True)
             externs = library.require_externs("process")   # where the code will run
-            with self.stage("emit"):
-                code = machine.emit_object(module)
+            code = library.object_code(module, machine)
             return code, {"exports": [e.to_json() for e in found], "externs": externs,
                           "warnings": self.warnings_text, "unexported": self.unexported}
         # an entry whose C functions this process lacks is compiled again, to say so
@@ -414,9 +430,9 @@ class Compilation:
         prefix = clib.prefix_for(output)
         names = clib.c_names(found, prefix)
         module, machine = library.lowered()
-        clib.expose(module, {**{f"pc.{w}": c for w, c in names.items()}, LIVE_FRAMES: f"{prefix}_live_frames"})
-        with self.stage("emit"):
-            link.write_shared(module, machine, output)
+        clib.expose(module, {**{f"pc.{w}": c for w, c in names.items()}, LIVE_FRAMES: f"{prefix}_live_frames",
+                             **{entry: entry for entry in backtrace.ENTRY_POINTS}})   # (hidden: for the table)
+        link.write_shared(self.object_code(module, machine), output)
         header = clib.header_path(output, prefix)
         Path(header).write_text(clib.header(found, prefix, self.display))
         if self.warn is not None:
@@ -456,8 +472,29 @@ class Compilation:
         module, machine = self.lowered()
         if emit == "exe":
             self.require_externs("c")   # what `cc -lm` links; an object file may leave them undefined
+        if emit in _FROM_OBJECT_CODE:
+            writers[emit](self.object_code(module, machine), output)
+            return
+        if not self.gpu:
+            backtrace.link_empty(module, machine)   # what the runtime refers to (no object code to read)
         with self.stage("emit"):
             writers[emit](module, machine, output)
+
+    def object_code(self, module: llvm.ModuleRef, machine: llvm.TargetMachine) -> bytes:
+        """Native object code of a lowered module, with the table of its
+        backtraces (backend/backtrace.py: built from its DWARF with -g)."""
+        with self.stage("emit"):
+            return backtrace.emit_object(module, machine, self.options.debug, self._dwarf_file_names(),
+                                         self.coroutine_links)
+
+    def _dwarf_file_names(self) -> dict[str, str]:
+        """How the DWARF names each source file (debuginfo.py: its directory
+        resolved, then its name) → how diagnostics and panics name it."""
+        names = {}
+        for display in self.sources.texts:
+            path = Path(display)
+            names[os.path.join(str(path.parent.resolve()) if str(path.parent) else ".", path.name)] = display
+        return names
 
 
 # how diagnostics would name the export wrappers' source (never shown: they are ours)
@@ -523,9 +560,10 @@ def _write_ir(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) ->
 # What `--emit` writes after the pipeline, per target (`llvm` is written before it).
 _WRITERS = {
     "native": {"lowered": _write_ir, "asm": link.write_assembly,
-               "obj": link.write_object, "exe": link.write_executable},
+               "obj": link.write_object, "exe": link.write_executable},   # these two: from object code
     "nvptx": {"lowered": _write_ir, "ptx": link.write_assembly, "asm": link.write_assembly},
 }
+_FROM_OBJECT_CODE = {"obj", "exe"}
 
 
 def _calls(ir_text: str, symbol: str) -> bool:
@@ -535,23 +573,50 @@ def _calls(ir_text: str, symbol: str) -> bool:
 @functools.cache
 def runtime_ir() -> str:
     """The runtime (stdlib/rt.pc), compiled once and kept in the on-disk cache."""
-    path = stdlib_dir() / "rt.pc"
+    return _runtime_unit("rt", _compile_runtime)
+
+
+@functools.cache
+def backtrace_ir() -> str:
+    """The runtime's backtraces (stdlib/rt_backtrace.pc), linked into programs
+    with debug information only (backend/backtrace.py), compiled once and kept
+    in the on-disk cache."""
+    return _runtime_unit("rt_backtrace", _compile_backtraces)
+
+
+def _runtime_unit(name: str, compile) -> str:
+    path = stdlib_dir() / f"{name}.pc"
     source = path.read_text(encoding="utf-8")
     digest = cache.key(source)
-    cached = cache.load("runtime.ll", digest)
+    cached = cache.load(f"{name}.ll", digest)
     if cached is None:
-        cached = _compile_runtime(source, path)
-        cache.store("runtime.ll", digest, cached)
+        cached = compile(source, path)
+        cache.store(f"{name}.ll", digest, cached)
     return cached
 
 
-def _compile_runtime(source: str, path: Path) -> str:
-    modules = load(stdlib_display("rt"), source, path.parent, prelude=False)
+def _runtime_module(source: str, path: Path, name: str):
+    modules = load(stdlib_display(name), source, path.parent, prelude=False)
     reporter = Reporter()
     program = check_program(modules, reporter, need_main=False)
     if reporter.failed:
-        raise InternalError("the runtime does not compile:\n" + "\n".join(d.message for d in reporter.diagnostics))
-    module = ModuleGen(program, "pycoro.runtime").generate(entry=False)
+        raise InternalError(f"the runtime ({name}.pc) does not compile:\n" +
+                            "\n".join(d.message for d in reporter.diagnostics))
+    return ModuleGen(program, f"pycoro.{name}").generate(entry=False)
+
+
+def _compile_backtraces(source: str, path: Path) -> str:
+    """Left out of the pipeline (it runs once, after a panic): optimising it
+    doubled the time of compiling a small program with -g."""
+    module = _runtime_module(source, path, "rt_backtrace")
+    for function in module.functions:
+        if not function.is_declaration:
+            function.attributes.update({"noinline", "optnone"})
+    return str(module)
+
+
+def _compile_runtime(source: str, path: Path) -> str:
+    module = _runtime_module(source, path, "rt")
     for name in _NEVER_OPTIMISED:
         function = module.get_global(f"pc.{name}")
         function.attributes.add("noinline")
@@ -572,8 +637,10 @@ _NEVER_OPTIMISED = ("print_float",)
 
 
 # Runtime functions kept out of the C `main` they are called from once: finding
-# the stack's bounds (for the fault handler) is nothing to optimise.
-_NEVER_INLINED = ("find_stack",)
+# the stack's bounds and loading the unwinder (for the fault handler) is
+# nothing to optimise, and the second tests the backtrace table, which is
+# linked in after the pipeline.
+_NEVER_INLINED = ("find_stack", "load_unwinder")
 
 # The ways into a panic: cold and never inlined, as Rust's panic functions.
 # Inlined where a program has few panic sites (often in a library of

@@ -2,6 +2,8 @@
 keys its lookup by these without importing the compiler or LLVM."""
 from __future__ import annotations
 
+import os
+
 from ..common.record import record
 
 DEFAULT_GPU_ARCH = "sm_80"
@@ -24,3 +26,10 @@ class Options:
         """The LLVM target machine these options compile for (`jit`: for this process)."""
         from ..backend import targets   # LLVM: imported only to compile
         return targets.machine_for(self.target, self.arch, self.opt_level, jit)
+
+
+def backtraces_wanted() -> bool:
+    """Whether `PYCORO_BACKTRACE` is set (as the runtime reads it: not empty,
+    not `0`). Set while compiling, it asks for the debug information a
+    backtrace names functions and positions from, as `-g` does."""
+    return os.environ.get("PYCORO_BACKTRACE", "0") not in ("", "0")

@@ -49,7 +49,7 @@ from ...frontend.program import DirectCall, FnInstance
 from ...frontend.types import VOID, PromiseT, Type
 from .. import intrinsics
 from ..llvmcompat import I1, I16, I32, I64, PTR, TypedCallee, alloca, field_ptr, mark_presplit_coroutine, volatile_load
-from .base import BodyEmitter, CoroutineABI
+from .base import LINK_CONTEXT, LINK_NONE, BodyEmitter, CoroutineABI
 
 PARENT, RESUME, TASK = range(3)   # every context's header
 CONTEXT_ALIGN = 16
@@ -314,6 +314,9 @@ class AsyncEmitter(BodyEmitter):
         slot = field_ptr(self.b, self.ctx, self.layout.type, self.layout.params[index])
         return self.b.load(slot, typ=PTR) if by_address else slot
 
+    def backtrace_link(self) -> tuple[ir.Value, int]:
+        return self.ctx, LINK_CONTEXT
+
     def current_task(self) -> ir.Value:
         return self.b.load(field_ptr(self.b, self.ctx, self.layout.type, TASK), typ=PTR, name="task")
 
@@ -524,7 +527,8 @@ def intrinsic(fg, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
         "__owns": lambda: I1(int(mg.p.layouts.owns(fn.params[0][1].elem))),
         "__dropper": lambda: mg.dropper(fn.params[0][1].elem, fg.inst),
         # a panic whose message says where itself: no position of its own
-        "__panic_report": lambda: b.call(mg.runtime("panic"), [args[0], mg.string(b""), I32(0), I32(0)]),
+        "__panic_report": lambda: b.call(mg.runtime("panic"), [args[0], mg.string(b""), I32(0), I32(0),
+                                                                ir.Constant(PTR, None), I32(LINK_NONE)]),
         "__await_site": lambda: b.call(await_site(mg), args),
     }
     value = lowerings[fn.decl.name]()

@@ -30,6 +30,13 @@ from ...frontend.types import HANDLE, VOID, Type
 from ..llvmcompat import I32, PTR, mark_elide_safe
 
 
+# A panic's backtrace link (BodyEmitter.backtrace_link): none; the frame of the
+# switched-resume coroutine to continue (the backtrace table says where its
+# own link is); an async fn's context (its header: parent context, caller's
+# continuation).
+LINK_NONE, LINK_FRAME, LINK_CONTEXT = range(3)
+
+
 class BodyEmitter:
     """An ordinary function's body (the defaults); a coroutine's overrides."""
 
@@ -42,6 +49,16 @@ class BodyEmitter:
 
     def prologue(self, args) -> None:
         """Before the parameters are bound: take the ABI's hidden arguments from `args`."""
+
+    def backtrace_link(self) -> tuple[ir.Value, int]:
+        """For a panic's backtrace: what leads to the coroutines that continue
+        when this one ends, and what kind of link it is (stdlib/rt.pc's
+        `fail`). An ordinary function: none."""
+        return ir.Constant(PTR, None), LINK_NONE
+
+    def mark_suspension(self, span) -> None:
+        """Before suspending at a `yield from` or `await` at `span`: record
+        where, for a backtrace (where the promise has room for it)."""
 
     def param_slot(self, index: int, param: ast.Param):
         """Where parameter `index` lives when the ABI decides (None: its argument)."""
@@ -166,6 +183,7 @@ class PromisedEmitter(BodyEmitter):
             else:
                 awaiter = fg.alloca(info.awaiter, "awaiter")
                 fg.store(value, awaiter, info.awaiter)
+        self.mark_suspension(e.span)
         self.suspend_on(info, awaiter)
         return fg.call(info.resume, [awaiter])
 
@@ -177,6 +195,7 @@ class PromisedEmitter(BodyEmitter):
         inner = fg.alloca(inner_t, "inner")   # not owning: the statement's temporary is
         fg.b.store(fg.expr(e.value) if inner_value is None else inner_value, inner)
         delegate = fg.call(hook, [self.promise(), inner])
+        self.mark_suspension(e.span)
         awaiter = fg.alloca(info.awaiter, "delegate")
         fg.store(delegate, awaiter, info.awaiter)
         self.suspend_on(info, awaiter)

@@ -28,15 +28,39 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ...common.paths import in_stdlib
 from ...frontend.types import HANDLE
 from .. import intrinsics
-from ..llvmcompat import I1, I8, I32, I64, PTR, TOKEN_NONE, mark_presplit_coroutine
-from .base import CoroutineABI, PromisedEmitter
+from ..llvmcompat import I1, I8, I32, I64, PTR, TOKEN_NONE, field_ptr, mark_presplit_coroutine
+from .base import LINK_FRAME, CoroutineABI, PromisedEmitter
 
 FRAME_ALIGN = 16
+PTR_SIZE = 8
+
+# The prelude's promise fields that name the coroutine continuing when this one
+# ends, and where this one is suspended (SwitchEmitter._backtrace_fields).
+_LINKS = ("parent", "continuation")
+_SITE = "suspended_at"
+
+
+def _align(offset: int, align: int) -> int:
+    return -(-offset // align) * align
+
+
+def _field_offset(layouts, struct, name: str) -> int:
+    """Where field `name` is in the C layout of `struct`."""
+    offset = 0
+    for field, t in layouts.fields(struct):
+        size, align = layouts.size_align(t)
+        offset = _align(offset, max(align, 1))
+        if field == name:
+            return offset
+        offset += size
+    raise KeyError(name)
 
 
 class SwitchEmitter(PromisedEmitter):
+    records_backtraces = True   # its frames start as backtrace_link's offsets assume
     def _intrinsic(self, name: str) -> ir.Function:
         return intrinsics.declare(self.fg.mg.module, name)
 
@@ -67,6 +91,7 @@ class SwitchEmitter(PromisedEmitter):
         frame.add_incoming(mem, alloc_bb)
         self.handle = b.call(self._intrinsic("llvm.coro.begin"), [self.id, frame], name="hdl")
         self._after_begin(frame_promise)
+        self._record_backtrace_fields()
         # Blocks every path ends in; filled by `end`.
         self.final_bb = fg.block("coro.final")
         self.cleanup_bb = fg.block("coro.cleanup")
@@ -76,6 +101,52 @@ class SwitchEmitter(PromisedEmitter):
         if self.info.initial_suspend:
             # destroyed before it starts: its owned parameters are still destroyed
             self._suspend("init")
+
+    # ---- what a backtrace needs (stdlib/rt.pc's `fail`, backend/backtrace.py)
+    def _backtrace_fields(self) -> tuple[str, int, int] | None:
+        """The prelude's promises name the coroutine that continues when theirs
+        ends: a Generator its `parent` (whose `yield from` it runs for), a Task
+        its `continuation` (an `await`ing coroutine); a Generator also where it
+        is suspended, `suspended_at`. That field's name and the two fields'
+        offsets in the frame (-1: none): the promise comes after the resume and
+        destroy functions' addresses, at the offset `llvm.coro.promise` assumes."""
+        state = self.info.state
+        if not self.records_backtraces or not in_stdlib(self.info.promise.decl.span.file):
+            return None
+        layouts = self.fg.mg.p.layouts
+        names = [name for name, _ in layouts.fields(state)]
+        promise_at = _align(2 * PTR_SIZE, layouts.size_align(state)[1])
+        for link in _LINKS:
+            if link in names:
+                site = promise_at + _field_offset(layouts, state, _SITE) if _SITE in names else -1
+                return link, promise_at + _field_offset(layouts, state, link), site
+        return None
+
+    def backtrace_link(self) -> tuple[ir.Value, int]:
+        fields = self._backtrace_fields()
+        promise = getattr(self, "_promise", None)   # none before the ramp made it
+        if fields is None or promise is None:
+            return super().backtrace_link()
+        return self._promise_field(fields[0]), LINK_FRAME
+
+    def mark_suspension(self, span) -> None:
+        fields = self._backtrace_fields()
+        if fields is not None and fields[2] >= 0:
+            where = f"{span.file}:{span.line}:{span.col}".encode()
+            self.fg.b.store(self.fg.mg.string(where), self._promise_field_ptr(_SITE))
+
+    def _record_backtrace_fields(self) -> None:
+        fields = self._backtrace_fields()
+        if fields is not None:
+            self.fg.mg.coroutine_links[self.fg.fn.name] = fields[1:]
+
+    def _promise_field_ptr(self, name: str) -> ir.Value:
+        state = self.info.state
+        names = [n for n, _ in self.fg.mg.p.layouts.fields(state)]
+        return field_ptr(self.fg.b, self._promise, self.fg.mg.llvm(state), names.index(name))
+
+    def _promise_field(self, name: str) -> ir.Value:
+        return self.fg.b.load(self._promise_field_ptr(name), typ=PTR)
 
     # ---- what the trampolined form (trampoline.py) changes
     def _frame_promise(self, state, align: int) -> tuple[ir.Value, int]:

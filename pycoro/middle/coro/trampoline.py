@@ -169,6 +169,8 @@ def _transfer(module: ir.Module) -> ir.Function:
 # ---- the trampolined switched-resume ABI: SwitchABI with the slot and the loop
 
 class TrampolinedSwitchEmitter(SwitchEmitter):
+    records_backtraces = False   # its frames are laid out otherwise
+
     def _frame_promise(self, state, align: int) -> tuple[ir.Value, int]:
         # the promise is preceded by the hidden transfer slot
         self._frame_type = promise_type(self.fg.mg.llvm(state))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...frontend import ast
-from ...frontend.intrinsics import FACTS
+from ...frontend.intrinsics import FACTS, LINKED
 from ...frontend.intrinsics import RUNTIME as RUNTIME_INTRINSICS
 from ...frontend.intrinsics import kind_of as math_kind
 from ...frontend.layout import is_aggregate
@@ -52,6 +52,8 @@ class CallEmission:
             return async_.intrinsic(self, fn, self.arguments(e.args, [t for _, t in fn.params]))
         if fn.decl.kind == "intrinsic" and fn.decl.name in FACTS:   # the prelude's
             return I1(int(self.mg.facts[fn.decl.name]))
+        if fn.decl.kind == "intrinsic" and fn.decl.name in LINKED:   # the runtime's
+            return self.mg.linked_data(fn.decl.name)
         if fn.decl.kind == "intrinsic":   # std/math
             kind = math_kind(fn.params[0][1])
             args = self.arguments(e.args, [t for _, t in fn.params])
@@ -154,7 +156,7 @@ class CallEmission:
         ok = self.expr(e.args[0])
         if len(e.args) == 2:
             msg = self.expr(e.args[1])
-            fail = lambda: (self.b.call(self.mg.runtime("panic"), [msg] + self.location(e.span)),
+            fail = lambda: (self.b.call(self.mg.runtime("panic"), [msg] + self.panic_site(e.span)),
                             self.b.unreachable())
         else:
             fail = lambda: self.panic(b"assertion failed", e.span)
@@ -162,6 +164,6 @@ class CallEmission:
 
     def builtin_panic(self, e: ast.Call) -> None:
         msg = self.expr(e.args[0])
-        self.b.call(self.mg.runtime("panic"), [msg] + self.location(e.span))
+        self.b.call(self.mg.runtime("panic"), [msg] + self.panic_site(e.span))
         self.b.unreachable()
 

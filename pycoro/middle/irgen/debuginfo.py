@@ -2,12 +2,20 @@
 
 A compile unit per program, a subprogram per function of the program's own
 code (the stdlib's have none: a debugger steps over them, as over libc), a
-location on every instruction (the statement it belongs to; code inlined
-from an awaited async fn keeps the `await`'s), and `llvm.dbg.declare` for
+location on every instruction (the statement it belongs to; code of an
+awaited async fn emitted in place of the `await` is in that fn's own scope,
+inlined at the `await`, as LLVM's inliner leaves code; the stdlib's keeps the
+`await`'s), and `llvm.dbg.declare` for
 each local and parameter with its type. LLVM's CoroSplit clones the
 subprogram into a coroutine's resume, destroy and cleanup functions and
 rewrites the declares of what moved into the frame, so a debugger finds a
 generator's locals in its frame (clang's C++20 coroutines rely on the same).
+
+A coroutine handle is a typedef named for its type (`Generator<i64>`) of a
+pointer to the frame's fixed start: resume and destroy functions, then the
+promise (its `var`s), as LLVM lays out every switched-resume frame. The
+executable carries pycoro's gdb extension in a `.debug_gdb_scripts` section
+(`gdb_scripts`), so gdb loads it by itself (docs/debugging.md).
 """
 from __future__ import annotations
 
@@ -15,12 +23,26 @@ from pathlib import Path
 
 from llvmlite import ir
 
-from ...frontend.types import BOOL, I64 as I64_TYPE, STR, ArrayT, FloatT, IntT, PromiseT, PtrT, SliceT, StructT, Type
+from ...debugger import GDB_SCRIPT
+from ...frontend.types import (BOOL, HANDLE, I64 as I64_TYPE, STR, ArrayT, FloatT, IntT, PromiseT, PtrT, SliceT,
+                               StructT, Type, abi_of)
 from .. import intrinsics
-from ..llvmcompat import I32
+from ..llvmcompat import I32, PTR, global_string
 
 _DWARF_VERSION = 5
 _DEBUG_INFO_VERSION = 3   # LLVM's metadata format (llvm::DEBUG_METADATA_VERSION)
+
+# The switched-resume ABI (LLVM's Coroutines.rst): a frame starts with the
+# resume and destroy functions, and the promise follows at this offset (it
+# would be later only for a promise aligned to more than 16 bytes, which
+# PyCoro's types never are).
+_PROMISE_OFFSET = 16
+
+# gdb's `.debug_gdb_scripts` entries: a byte of kind, then (kind 4, an
+# inlined Python script) the script's name on the first line and its text,
+# ending with a NUL (gdb's manual, "The .debug_gdb_scripts section").
+_INLINED_PYTHON_SCRIPT = b"\x04"
+_SCRIPT_NAME = b"pycoro/debugger/gdb_printers.py"
 
 
 class DebugInfo:
@@ -41,6 +63,7 @@ class DebugInfo:
         for behaviour, name, value in ((7, "Dwarf Version", _DWARF_VERSION),
                                        (2, "Debug Info Version", _DEBUG_INFO_VERSION)):
             module.add_named_metadata("llvm.module.flags", [I32(behaviour), name, I32(value)])
+        gdb_scripts(module)
 
     def file(self, path: str) -> ir.DIValue:
         if path not in self._files:
@@ -70,11 +93,29 @@ class DebugInfo:
             for instruction in block.instructions:
                 instruction.set_metadata("dbg", where)
 
-    def location(self, span, scope: ir.DIValue) -> ir.DIValue:
-        key = (span.line, span.col, id(scope))
+    def inlined_subprogram(self, name: str, span) -> ir.DIValue:
+        """The subprogram of a function whose body the compiler emits in place
+        of its call (an awaited async fn, FnGen.emit_inlined): attached to no
+        function, the scope of locations `inlinedAt` the call, as LLVM's
+        inliner makes them."""
+        key = ("inlined", name, span.file, span.line, span.col)
         if key not in self._locations:
-            self._locations[key] = self.module.add_debug_info(
-                "DILocation", {"line": span.line, "column": span.col, "scope": scope})
+            file = self.file(span.file)
+            kind = self.module.add_debug_info("DISubroutineType", {"types": self.module.add_metadata([])})
+            self._locations[key] = self.module.add_debug_info("DISubprogram", {
+                "name": name, "scope": file, "file": file, "line": span.line, "type": kind,
+                "scopeLine": span.line, "spFlags": ir.DIToken("DISPFlagDefinition"), "unit": self.unit,
+            }, is_distinct=True)
+        return self._locations[key]
+
+    def location(self, span, scope: ir.DIValue, inlined_at: ir.DIValue | None = None) -> ir.DIValue:
+        """`span` in `scope`, which is inlined at `inlined_at` (a call's location) where given."""
+        key = (span.line, span.col, id(scope), id(inlined_at))
+        if key not in self._locations:
+            fields = {"line": span.line, "column": span.col, "scope": scope}
+            if inlined_at is not None:
+                fields["inlinedAt"] = inlined_at
+            self._locations[key] = self.module.add_debug_info("DILocation", fields)
         return self._locations[key]
 
     def declare(self, builder: ir.IRBuilder, slot: ir.Value, name: str, t: Type, span, scope: ir.DIValue,
@@ -124,8 +165,11 @@ class DebugInfo:
             return self._pointer(self.type(t.elem) if self._has_size(t.elem) else None)
         if isinstance(t, PromiseT):   # an owning handle, the frame's address, named for gdb's printers
             return self.module.add_debug_info("DIDerivedType", {
-                "tag": ir.DIToken("DW_TAG_typedef"), "name": str(t), "baseType": self._pointer(None),
+                "tag": ir.DIToken("DW_TAG_typedef"), "name": str(t), "baseType": self._pointer(self._frame(t)),
                 "file": self.file(t.decl.span.file), "line": t.decl.span.line})
+        if t == HANDLE:   # any switched-resume coroutine's frame: its promise is not known here
+            return self.module.add_debug_info("DIDerivedType", {
+                "tag": ir.DIToken("DW_TAG_typedef"), "name": "Handle", "baseType": self._pointer(None)})
         if isinstance(t, SliceT):
             return self._struct(str(t), [("ptr", PtrT(t.elem)), ("len", I64_TYPE)], 16)
         if isinstance(t, StructT):
@@ -140,6 +184,39 @@ class DebugInfo:
                 "tag": ir.DIToken("DW_TAG_array_type"), "baseType": elem, "size": size,
                 "elements": self.module.add_metadata([count])})
         return None
+
+    def _frame(self, t: PromiseT) -> ir.DIValue | None:
+        """The start of a switched-resume frame of handle type `t`, which a
+        debugger can read whatever else LLVM put in the frame; None for the
+        other ABIs (a Stream's buffer, an async task) or a promise never laid out."""
+        state = self._promise_state(t) if abi_of(t) == "switch" else None
+        promise = self.type(state) if state is not None else None
+        if promise is None:
+            return None
+        no_signature = self.module.add_debug_info("DISubroutineType", {"types": self.module.add_metadata([])})
+        function = self._pointer(no_signature)
+        members = [("resume", function, 0), ("destroy", function, 8), ("promise", promise, _PROMISE_OFFSET)]
+        size = _PROMISE_OFFSET + self.layouts.size_align(state)[0]
+        return self.module.add_debug_info("DICompositeType", {
+            "tag": ir.DIToken("DW_TAG_structure_type"), "name": f"{t}.frame", "size": size * 8,
+            "elements": self.module.add_metadata([self._member(name, di, None, at) for name, di, at in members])})
+
+    def _promise_state(self, t: PromiseT) -> StructT | None:
+        """The struct of `t`'s promise `var`s (`Generator.promise<i64>`), as the
+        checker laid it out. The layouts are the only way from a handle type to
+        it in the middle: the checker names it after the promise, declared at
+        the promise's position, with the handle's type arguments."""
+        for struct in self.layouts.laid_out():
+            named = struct.decl.name == f"{t.decl.name}.promise"
+            if named and struct.decl.span is t.decl.span and struct.args == t.args:
+                return struct
+        return None
+
+    def _member(self, name: str, di: ir.DIValue, size: int | None, offset: int) -> ir.DIValue:
+        fields = {"tag": ir.DIToken("DW_TAG_member"), "name": name, "baseType": di, "offset": offset * 8}
+        if size is not None:
+            fields["size"] = size * 8
+        return self.module.add_debug_info("DIDerivedType", fields)
 
     def _has_size(self, t: Type, within: tuple = ()) -> bool:
         """Whether `t` has a size: no struct holds itself by value, all are laid out."""
@@ -163,10 +240,37 @@ class DebugInfo:
             offset = (offset + align - 1) // align * align
             di = self.type(ft)
             if di is not None:
-                members.append(self.module.add_debug_info("DIDerivedType", {
-                    "tag": ir.DIToken("DW_TAG_member"), "name": field, "baseType": di,
-                    "size": field_size * 8, "offset": offset * 8}))
+                members.append(self._member(field, di, field_size, offset))
             offset += field_size
         return self.module.add_debug_info("DICompositeType", {
             "tag": ir.DIToken("DW_TAG_structure_type"), "name": name, "size": size * 8,
             "elements": self.module.add_metadata(members)})
+
+
+def gdb_scripts(module: ir.Module) -> None:
+    """pycoro's gdb extension, inlined into a `.debug_gdb_scripts` section, which
+    gdb runs when it loads the executable (where its `auto-load safe-path`
+    allows: docs/debugging.md). As clang's and rustc's: a constant that only
+    the debugger reads (`.debug_*` sections are not loaded into memory, so the
+    program is the same), kept by `llvm.used` through the optimiser and linked
+    once however many objects carry it."""
+    text = _INLINED_PYTHON_SCRIPT + _SCRIPT_NAME + b"\n" + GDB_SCRIPT.read_bytes()
+    script = global_string(module, text, "__pycoro_debug_gdb_scripts_section__")
+    script.linkage = "linkonce_odr"
+    script.section = ".debug_gdb_scripts"
+    script.align = 1
+    _keep(module, script)
+
+
+def _keep(module: ir.Module, value: ir.GlobalVariable) -> None:
+    """Adds `value` to the module's `llvm.used` (LLVM's list of what no pass
+    may remove), made here if it is not there yet."""
+    used = module.globals.get("llvm.used")
+    if used is None:
+        used = ir.GlobalVariable(module, ir.ArrayType(PTR, 0), "llvm.used")
+        used.linkage = "appending"
+        used.section = "llvm.metadata"
+        used.initializer = ir.Constant(used.value_type, [])
+    kept = [*used.initializer.constant, value]
+    used.value_type = ir.ArrayType(PTR, len(kept))
+    used.initializer = ir.Constant(used.value_type, kept)

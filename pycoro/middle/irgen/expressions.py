@@ -187,7 +187,7 @@ class ExpressionEmission:
         return self.slice_value(start, self.b.sub(hi, lo))
 
     def _slice_panic(self, lo, hi, length, span) -> None:
-        self.b.call(self.mg.runtime("panic_slice"), [lo, hi, length] + self.location(span))
+        self.b.call(self.mg.runtime("panic_slice"), [lo, hi, length] + self.panic_site(span))
         self.b.unreachable()
 
     def slice_value(self, start: ir.Value, length: ir.Value) -> ir.Value:

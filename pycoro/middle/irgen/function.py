@@ -14,6 +14,7 @@ from ...frontend.layout import is_aggregate
 from ...frontend.program import FnInstance, GlobalVar, HandleCall, LocalVar
 from ...frontend.types import ERROR, VOID, ArrayT, PtrT, SliceT, StructT, Type
 from .. import intrinsics
+from ..coro.base import LINK_NONE
 from ..llvmcompat import EMPTY, I1, I8, I32, I64, PTR, alloca, field_ptr, gep
 from .calls import CallEmission
 from .expressions import ExpressionEmission
@@ -57,6 +58,8 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         self.current_span = inst.decl.span
         # -g: this function's DWARF subprogram (none for the stdlib's, or without -g)
         self.scope = None
+        self.inlined_at = None   # the call the code being emitted is inlined at (emit_inlined)
+        self.located = True      # whether its statements get their own locations (the stdlib's do not)
         if mg.debug is not None and not in_stdlib(inst.decl.span.file):
             self.scope = mg.debug.subprogram(self.fn, inst.display, inst.decl.span)
             self.b.debug_metadata = mg.debug.location(inst.decl.span, self.scope)
@@ -115,11 +118,14 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
     def empty(self) -> ir.Constant:
         return ir.Constant(EMPTY, None)
 
-    def location(self, span) -> list[ir.Value]:
-        return [self.mg.string(span.file.encode()), I32(span.line), I32(span.col)]
+    def panic_site(self, span) -> list[ir.Value]:
+        """A panic's last arguments: its position, and the coroutine that
+        continues when this one ends, which a backtrace shows (stdlib/rt.pc's `fail`)."""
+        link, kind = self.body.backtrace_link() if self.body is not None else (ir.Constant(PTR, None), LINK_NONE)
+        return [self.mg.string(span.file.encode()), I32(span.line), I32(span.col), link, I32(kind)]
 
     def panic(self, message: bytes, span) -> None:
-        self.b.call(self.mg.runtime("panic"), [self.mg.string(message)] + self.location(span))
+        self.b.call(self.mg.runtime("panic"), [self.mg.string(message)] + self.panic_site(span))
         self.b.unreachable()
 
     def check(self, ok: ir.Value, fail, name: str) -> None:
@@ -250,8 +256,8 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
     def emit_stmt(self, s: ast.Stmt) -> None:
         mark = len(self.scopes[-1])
         self.current_span = s.span
-        if self.scope is not None and len(self.inline_chain) == 1:   # inlined code keeps its `await`'s line
-            self.b.debug_metadata = self.mg.debug.location(s.span, self.scope)
+        if self.scope is not None and self.located:   # the stdlib's inlined code keeps its `await`'s line
+            self.b.debug_metadata = self.mg.debug.location(s.span, self.scope, self.inlined_at)
         getattr(self, f"stmt_{type(s).__name__}")(s)
         # The statement's owning temporaries die at its end (`for v in range(0, 3)`).
         self.drop_temporaries(mark)
@@ -269,7 +275,13 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         coro/async_.py decides which), its parameters bound to `args`. It runs
         in this function's context: its own awaits suspend this function."""
         saved = (self.inst, self.types, self.slots, self.scopes, self.loops, self.temps,
-                 self.current_span, self.inline_exit)
+                 self.current_span, self.inline_exit, self.scope, self.inlined_at, self.located)
+        if self.scope is not None and self.located:
+            call = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
+            self.located = not in_stdlib(callee.decl.span.file)
+            if self.located:
+                self.scope = self.mg.debug.inlined_subprogram(callee.display, callee.decl.span)
+                self.inlined_at = call
         result = self.alloca(callee.ret, f"{callee.decl.name}.result") if callee.ret != VOID else None
         after = self.block(f"{callee.decl.name}.end")
         self.inst, self.types, self.slots, self.scopes, self.loops, self.temps = callee, callee.types, {}, [], [], {}
@@ -292,7 +304,9 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
             self.b.branch(after)
         self.inline_chain.pop()
         (self.inst, self.types, self.slots, self.scopes, self.loops, self.temps,
-         self.current_span, self.inline_exit) = saved
+         self.current_span, self.inline_exit, self.scope, self.inlined_at, self.located) = saved
+        if self.scope is not None:
+            self.b.debug_metadata = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
         self.b.position_at_end(after)
         return None if result is None else self.load(result, callee.ret)
 
@@ -365,7 +379,7 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         return i
 
     def _bounds_panic(self, i, length: ir.Value, span) -> None:
-        self.b.call(self.mg.runtime("panic_bounds"), [i, length] + self.location(span))
+        self.b.call(self.mg.runtime("panic_bounds"), [i, length] + self.panic_site(span))
         self.b.unreachable()
 
     # ---- expressions

@@ -66,6 +66,22 @@ class ModuleGen:
         self.strings: dict[bytes, ir.GlobalVariable] = {}
         self.globals: dict[int, ir.GlobalVariable] = {}
         self.wrappers: dict[tuple, ir.Function] = {}
+        # function → the offsets in its frame of the coroutine that continues
+        # when it ends and of where it is suspended (coro/switch.py), for the
+        # backtrace table (backend/backtrace.py)
+        self.coroutine_links: dict[str, tuple[int, int]] = {}
+
+    def linked_data(self, name: str) -> ir.Value:
+        """The address of data the driver links in later (frontend/intrinsics.py's
+        LINKED): `__backtrace_table` is backend/backtrace.py's table. Hidden,
+        so that the code refers to it the same way (PC-relative, not through
+        the GOT) whether it is defined yet or not."""
+        symbol = {"__backtrace_table": "__pc_backtrace_table"}[name]
+        data = self.module.globals.get(symbol)
+        if data is None:
+            data = ir.GlobalVariable(self.module, ir.IntType(8), symbol)
+            data.linkage, data.storage_class = "external", "hidden"   # llvmlite prints visibility there
+        return data
 
     @functools.cached_property
     def facts(self) -> dict[str, bool]:

@@ -1,0 +1,294 @@
+"""The table a panic's backtrace is read from (`PYCORO_BACKTRACE`, docs/debugging.md).
+
+A program's panic walks the native stack (glibc's `backtrace`) and names
+each return address from this table: the functions, the functions inlined
+into them, and the source position of each, as addr2line would from the
+DWARF. The runtime cannot parse DWARF itself, so the compiler does it here,
+once, from the object code it has just emitted with `-g` (or with
+`PYCORO_BACKTRACE` set while compiling), and puts what it found into that
+object as plain data: it is emitted a second time with the table linked in.
+The code that reads the table (stdlib/rt_backtrace.pc) is linked into
+programs with debug information only, and left out of LLVM's pipeline: every
+other program's runtime is what it was (optimising it in every build
+doubled the time of compiling a small program).
+The table is data only, and the code refers to it through a hidden symbol
+in both emissions (and it is a variable: no load from it folds once it is
+defined), so the code, and with it every address the table names, is the
+same both times (checked: where it is not, the table is left empty).
+
+Without debug information the table is empty; a panic's backtrace then
+says how to get one. Nothing of this runs unless a program panics.
+
+Addresses are offsets in the object's one section of code (`.text`;
+targets.py keeps the cold functions out of `.text.unlikely.`): the runtime
+finds where it lies from the address of one of its own functions, `ANCHOR`.
+The table's first fields name rt_backtrace.pc's entry points, which
+stdlib/rt.pc calls when they are there.
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+TABLE = "__pc_backtrace_table"   # stdlib/rt.pc's `__backtrace_table()`
+# stdlib/rt_backtrace.pc's, which the table names for rt.pc to call
+REPORT, NAME_FAULT = "pc.__pc_backtrace_report", "pc.__pc_backtrace_name_fault"
+ENTRY_POINTS = (REPORT, NAME_FAULT)
+ANCHOR = NAME_FAULT              # rt_backtrace.pc's `code_address()` takes its address
+
+# stdlib/rt_backtrace.pc's BacktraceTable (its start: rt.pc's), BacktraceRange and BacktraceRow
+_HEADER = "{ ptr, ptr, i64, ptr, i64, i64, ptr, ptr }"
+_ARTIFICIAL = 1   # a range's flag: C's `main`, which calls the program's `main` (not shown)
+
+
+@dataclass(frozen=True)
+class Range:
+    """A function's code, or code inlined into it, and where it was called from."""
+    low: int
+    high: int
+    name: str
+    depth: int            # 0: a function; n: inlined n calls deep
+    call: tuple[str, int, int] | None   # an inlined call's file, line, column
+    artificial: bool = False
+    links: tuple[int, int] = (-1, -1)   # a coroutine's: middle/irgen's ModuleGen.coroutine_links
+
+
+@dataclass(frozen=True)
+class Row:
+    """The line table: from `address` on, code is at this position (None: no code)."""
+    address: int
+    position: tuple[str, int, int] | None
+
+
+def emit_object(module: llvm.ModuleRef, machine: llvm.TargetMachine, debug: bool,
+                files: dict[str, str] | None = None, links: dict[str, tuple[int, int]] | None = None) -> bytes:
+    """`module`'s object code, with the backtrace table built from its DWARF
+    where it has some (`debug`: then the driver linked stdlib/rt_backtrace.pc,
+    the code that reads the table, into it), else with an empty one. `files`
+    maps the absolute paths in the DWARF to the names diagnostics use for
+    them; `links`, a coroutine (by its function's name) to where its frame
+    holds the coroutine that continues when it ends and where it is suspended."""
+    if not debug:
+        link_empty(module, machine)
+        return machine.emit_object(module)
+    # code generation changes the module it is given (CodeGenPrepare runs on
+    # it): each emission starts from a copy of the pipeline's output
+    pristine = module.clone()
+    first = machine.emit_object(module.clone())
+    found = read_table(first, files or {}, links or {})
+    pristine.link_in(_table_module(machine, found))
+    code = machine.emit_object(pristine)
+    if found is not None and _text(code) != _text(first):   # not seen: the table would name the wrong code
+        link_empty(module, machine)
+        return machine.emit_object(module)
+    return code
+
+
+def link_empty(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
+    """Give `module` an empty table: for artefacts that are not object code
+    (assembly, IR after the pipeline) and for MCJIT."""
+    module.link_in(_table_module(machine, None))
+
+
+def _elf(code: bytes):
+    from elftools.elf.elffile import ELFFile   # only for builds with debug information
+
+    class WithoutCallFrames(ELFFile):
+        """pyelftools relocates `.eh_frame` along with the DWARF, and knows
+        none of its relocations in MCJIT's large code model (R_X86_64_PC64);
+        the table needs none of it."""
+        def get_section_by_name(self, name):
+            return None if name == ".eh_frame" else super().get_section_by_name(name)
+
+    return WithoutCallFrames(io.BytesIO(code))
+
+
+def _text(code: bytes) -> bytes:
+    elf = _elf(code)
+    functions = _functions(elf)
+    return b"" if not functions else elf.get_section(functions[0]["st_shndx"]).data()
+
+
+def _functions(elf) -> list:
+    """The object's functions (their symbols)."""
+    symbols = elf.get_section_by_name(".symtab")
+    return [] if symbols is None else [
+        s for s in symbols.iter_symbols() if s["st_info"]["type"] == "STT_FUNC" and s["st_shndx"] != "SHN_UNDEF"]
+
+
+def read_table(code: bytes, files: dict[str, str],
+               links: dict[str, tuple[int, int]]) -> tuple[int, list[Range], list[Row]] | None:
+    """The anchor's offset, the ranges and the line table of an ELF object's
+    DWARF; None where it has none, or where the functions are not all in
+    one section (`.text`; `.ltext` for MCJIT's code model)."""
+    elf = _elf(code)
+    functions = _functions(elf)
+    anchor = [s for s in functions if s.name == ANCHOR]
+    if not anchor or not elf.has_dwarf_info() or any(s["st_shndx"] != anchor[0]["st_shndx"] for s in functions):
+        return None
+    dwarf = elf.get_dwarf_info()
+    ranges: list[Range] = []
+    rows: list[Row] = []
+    for unit in dwarf.iter_CUs():
+        names = _file_names(dwarf, unit, files)
+        rows += _rows(dwarf, unit, names)
+        _collect_ranges(dwarf, unit, unit.get_top_DIE(), -1, names, links, ranges)
+    rows.sort(key=lambda r: r.address)
+    return anchor[0]["st_value"], ranges, rows
+
+
+def _file_names(dwarf, unit, files: dict[str, str]) -> list[str]:
+    """The line program's files, by index, as diagnostics name them."""
+    program = dwarf.line_program_for_CU(unit)
+    directories = [_text_of(d) for d in program["include_directory"]]
+    names = []
+    for entry in program["file_entry"]:
+        name = _text_of(entry.name)
+        if not os.path.isabs(name) and entry.dir_index < len(directories):
+            name = os.path.join(directories[entry.dir_index], name)
+        names.append(files.get(name, name))
+    return names
+
+
+def _text_of(value) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _rows(dwarf, unit, names: list[str]) -> list[Row]:
+    rows = []
+    for entry in dwarf.line_program_for_CU(unit).get_entries():
+        state = entry.state
+        if state is None:
+            continue
+        if state.end_sequence or state.line == 0 or state.file >= len(names):
+            rows.append(Row(state.address, None))
+        else:
+            rows.append(Row(state.address, (names[state.file], state.line, state.column)))
+    return rows
+
+
+def _collect_ranges(dwarf, unit, die, depth: int, names: list[str], links: dict[str, tuple[int, int]],
+                    out: list[Range]) -> None:
+    inlined = die.tag == "DW_TAG_inlined_subroutine"
+    if die.tag == "DW_TAG_subprogram" or inlined:
+        depth += 1
+        origin = die
+        while "DW_AT_abstract_origin" in origin.attributes or "DW_AT_specification" in origin.attributes:
+            key = "DW_AT_abstract_origin" if "DW_AT_abstract_origin" in origin.attributes else "DW_AT_specification"
+            origin = origin.get_DIE_from_attribute(key)
+        name = origin.attributes.get("DW_AT_name")
+        call = None
+        if inlined and "DW_AT_call_line" in die.attributes:
+            file = die.attributes["DW_AT_call_file"].value
+            call = (names[file] if file < len(names) else "?", die.attributes["DW_AT_call_line"].value,
+                    die.attributes.get("DW_AT_call_column").value if "DW_AT_call_column" in die.attributes else 0)
+        artificial = "DW_AT_artificial" in origin.attributes or _is_c_main(origin) or _is_noop(origin)
+        coroutine = links.get(_coroutine_of(die)) if not inlined else None
+        for low, high in _pc_ranges(dwarf, unit, die):
+            out.append(Range(low, high, _text_of(name.value) if name else "?", depth, call, artificial,
+                             coroutine or (-1, -1)))
+    for child in die.iter_children():
+        _collect_ranges(dwarf, unit, child, depth, names, links, out)
+
+
+def _coroutine_of(die) -> str | None:
+    """The function a resume, destroy or cleanup function was split from
+    (`pc.squares.resume` → `pc.squares`)."""
+    linkage = die.attributes.get("DW_AT_linkage_name")
+    return None if linkage is None else re.sub(r"\.(resume|destroy|cleanup)$", "", _text_of(linkage.value))
+
+
+def _is_noop(die) -> bool:
+    """LLVM's no-op coroutine (`noop_handle()`), which nothing is suspended in."""
+    name = die.attributes.get("DW_AT_name")
+    return name is not None and _text_of(name.value).startswith("__NoopCoro")
+
+
+def _is_c_main(die) -> bool:
+    """C's `main`, which the compiler writes to call the program's `main`
+    (`pc.main`): a subprogram named `main` with no other linkage name."""
+    name, linkage = die.attributes.get("DW_AT_name"), die.attributes.get("DW_AT_linkage_name")
+    return name is not None and _text_of(name.value) == "main" and (
+        linkage is None or _text_of(linkage.value) == "main")
+
+
+def _pc_ranges(dwarf, unit, die) -> list[tuple[int, int]]:
+    attributes = die.attributes
+    if "DW_AT_low_pc" in attributes and "DW_AT_high_pc" in attributes:
+        low, high = attributes["DW_AT_low_pc"].value, attributes["DW_AT_high_pc"]
+        return [(low, high.value if high.form == "DW_FORM_addr" else low + high.value)]
+    if "DW_AT_ranges" in attributes:
+        base = unit.get_top_DIE().attributes.get("DW_AT_low_pc")
+        base = base.value if base is not None else 0
+        found = []
+        for entry in dwarf.range_lists().get_range_list_at_offset(attributes["DW_AT_ranges"].value, cu=unit):
+            if hasattr(entry, "begin_offset"):
+                is_absolute = getattr(entry, "is_absolute", False)
+                offset = 0 if is_absolute else base
+                found.append((entry.begin_offset + offset, entry.end_offset + offset))
+            else:   # a base address entry
+                base = entry.base_address
+        return found
+    return []
+
+
+# ---- the table as LLVM data
+
+def _table_module(machine: llvm.TargetMachine, table: tuple[int, list[Range], list[Row]] | None) -> llvm.ModuleRef:
+    """A module that defines the table (empty for None)."""
+    lines = [f'target triple = "{machine.triple}"', f'target datalayout = "{machine.target_data}"']
+    if table is None:
+        lines.append(f"@{TABLE} = hidden global {_HEADER} zeroinitializer")
+        return llvm.parse_assembly("\n".join(lines))
+    anchor, ranges, rows = table
+    strings = _Strings()
+    range_type, row_type = "{ " + ", ".join(["i32"] * 10) + " }", "{ i32, i32, i32, i32 }"
+    range_items = [
+        range_type + " { " + ", ".join(f"i32 {v}" for v in (
+            r.low, r.high, strings.offset(r.name),
+            strings.offset(r.call[0]) if r.call else 0, r.call[1] if r.call else 0, r.call[2] if r.call else 0,
+            r.depth, _ARTIFICIAL if r.artificial else 0, *r.links)) + " }" for r in ranges]
+    row_items = [
+        row_type + " { " + ", ".join(f"i32 {v}" for v in (
+            r.address, strings.offset(r.position[0]) if r.position else -1,
+            r.position[1] if r.position else 0, r.position[2] if r.position else 0)) + " }" for r in rows]
+    blob = strings.blob()
+    lines += [
+        f"@pc.backtrace.ranges = private constant [{len(range_items)} x {range_type}] [{', '.join(range_items)}]",
+        f"@pc.backtrace.rows = private constant [{len(row_items)} x {row_type}] [{', '.join(row_items)}]",
+        f"@pc.backtrace.strings = private constant [{len(blob)} x i8] c\"{_escape(blob)}\"",
+        f'declare hidden void @"{REPORT}"()',
+        f'declare hidden void @"{NAME_FAULT}"()',
+        f'@{TABLE} = hidden global {_HEADER} {{ ptr @"{REPORT}", ptr @"{NAME_FAULT}", '
+        f"i64 {len(rows)}, ptr @pc.backtrace.rows, i64 {anchor}, i64 {len(ranges)}, ptr @pc.backtrace.ranges, "
+        f"ptr @pc.backtrace.strings }}",
+    ]
+    return llvm.parse_assembly("\n".join(lines))
+
+
+class _Strings:
+    """Names and file names, each once, NUL-terminated, by offset."""
+
+    def __init__(self):
+        self.offsets: dict[str, int] = {}
+        self.parts: list[bytes] = [b"\0"]   # offset 0: the empty string
+        self.size = 1
+
+    def offset(self, text: str) -> int:
+        if text not in self.offsets:
+            encoded = text.encode("utf-8", "replace").replace(b"\0", b"?") + b"\0"
+            self.offsets[text] = self.size
+            self.parts.append(encoded)
+            self.size += len(encoded)
+        return self.offsets[text]
+
+    def blob(self) -> bytes:
+        return b"".join(self.parts)
+
+
+def _escape(data: bytes) -> str:
+    return "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in data)

@@ -1,0 +1,280 @@
+"""PYCORO_BACKTRACE (issue 22, docs/debugging.md): a panic's backtrace names
+every function and coroutine that led to it, innermost first, each at its
+position, including the coroutines suspended waiting for the one that
+panicked, at every -O level, from `pycoro run` and from executables alike;
+and a fault names the function it happened in."""
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+DELEGATED = """\
+fn inner(n: i64) -> Generator<i64> {
+    yield n;
+    if n > 0 {
+        panic("boom");
+    }
+    yield n + 1;
+}
+
+fn outer(n: i64) -> Generator<i64> {
+    yield 0;
+    yield from inner(n);
+}
+
+fn consume(n: i64) -> i64 {
+    var s: i64 = 0;
+    for v in outer(n) {
+        s += v;
+    }
+    return s;
+}
+
+fn main() {
+    print(consume(3));
+}
+"""
+
+DELEGATED_TRACE = """\
+panic: boom at bt.pc:4:9
+backtrace, most recent call first:
+   0: inner at bt.pc:4:9
+   1: outer at bt.pc:11:5
+   2: consume at bt.pc:16:5
+   3: main at bt.pc:23:5
+"""
+
+ON = {"PYCORO_BACKTRACE": "1"}
+OFF = {"PYCORO_BACKTRACE": ""}
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_a_panic_in_a_delegated_generator_names_every_function(pycoro, tmp_path, level):
+    (tmp_path / "bt.pc").write_text(DELEGATED)
+    for _ in range(2):   # compiled, then from the cache (the shared library)
+        proc = pycoro("run", level, "bt.pc", cwd=tmp_path, env=ON)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (101, "", DELEGATED_TRACE)
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_an_executable_built_with_g_shows_the_same(pycoro, tmp_path, level):
+    (tmp_path / "bt.pc").write_text(DELEGATED)
+    build = pycoro("build", "-g", level, "bt.pc", "-o", "bt", cwd=tmp_path, env=OFF)
+    assert build.returncode == 0, build.stderr
+    proc = subprocess.run(["./bt"], cwd=tmp_path, capture_output=True, text=True, env=ON)
+    assert (proc.returncode, proc.stderr) == (101, DELEGATED_TRACE)
+
+
+def test_without_the_variable_the_panic_says_how_to_get_one(pycoro, tmp_path):
+    (tmp_path / "bt.pc").write_text(DELEGATED)
+    proc = pycoro("run", "bt.pc", cwd=tmp_path, env=OFF)
+    assert (proc.returncode, proc.stderr) == (101, "panic: boom at bt.pc:4:9\n"
+                                                   "note: run with `PYCORO_BACKTRACE=1` to see a backtrace\n")
+
+
+def test_the_variable_set_while_building_gives_the_information(pycoro, tmp_path):
+    (tmp_path / "bt.pc").write_text(DELEGATED)
+    assert pycoro("build", "bt.pc", "-o", "bt", cwd=tmp_path, env=ON).returncode == 0
+    proc = subprocess.run(["./bt"], cwd=tmp_path, capture_output=True, text=True, env=ON)
+    assert (proc.returncode, proc.stderr) == (101, DELEGATED_TRACE)
+
+
+def test_an_executable_without_debug_information_says_so(pycoro, tmp_path):
+    (tmp_path / "bt.pc").write_text(DELEGATED)
+    assert pycoro("build", "bt.pc", "-o", "bt", cwd=tmp_path, env=OFF).returncode == 0
+    proc = subprocess.run(["./bt"], cwd=tmp_path, capture_output=True, text=True, env=ON)
+    assert (proc.returncode, proc.stderr) == (
+        101, "panic: boom at bt.pc:4:9\n"
+             "note: no backtrace: the program was built without debug information (build it with -g)\n")
+
+
+CASES = {
+    # a recursive `yield from`: every generator of the chain, each at its `yield from`
+    "recursive": ("""\
+fn walk(depth: i64) -> Generator<i64> {
+    if depth == 3 {
+        let xs = [1, 2, 3];
+        var i: i64 = depth + 2;
+        yield xs[i];
+    }
+    yield depth;
+    yield from walk(depth + 1);
+}
+
+fn main() {
+    for v in walk(0) {
+        print(v);
+    }
+}
+""", """\
+panic: index out of bounds: the length is 3 but the index is 5 at p.pc:5:15
+backtrace, most recent call first:
+   0: walk at p.pc:5:15
+   1: walk at p.pc:8:5
+   2: walk at p.pc:8:5
+   3: walk at p.pc:8:5
+   4: main at p.pc:12:5
+"""),
+    # lazy tasks: each one waits in its `await` (symmetric transfer: not on
+    # the stack), named without a position (a task does not record it)
+    "tasks": ("""\
+fn leaf(x: i64) -> Task<i64> {
+    if x > 2 { panic("leaf failed"); }
+    co_return x;
+}
+
+fn middle(x: i64) -> Task<i64> {
+    let a = await leaf(1);
+    let b = await leaf(x);
+    co_return a + b;
+}
+
+fn top() -> Task<i64> {
+    let v = await middle(5);
+    co_return v;
+}
+
+fn main() {
+    print(block_on(top()));
+}
+""", """\
+panic: leaf failed at p.pc:2:16
+backtrace, most recent call first:
+   0: leaf at p.pc:2:16
+   1: middle
+   2: top
+   3: main at p.pc:18:5
+"""),
+    # a function called by a generator: the native frames and the chain
+    "called": ("""\
+fn check(v: i64) -> i64 {
+    return 10 / v;
+}
+
+fn gen() -> Generator<i64> {
+    yield check(1);
+    yield check(0);
+}
+
+fn outer() -> Generator<i64> {
+    yield from gen();
+}
+
+fn main() {
+    for v in outer() { print(v); }
+}
+""", """\
+panic: division by zero at p.pc:2:12
+backtrace, most recent call first:
+   0: check at p.pc:2:12
+   1: gen at p.pc:7:5
+   2: main at p.pc:15:5
+"""),
+    # a stream (returned-continuation): its consumer calls it
+    "stream": ("""\
+fn nums(n: i64) -> Stream<i64> {
+    for i in 0..n {
+        if i == 3 { panic("stream failed"); }
+        yield i;
+    }
+}
+
+fn main() {
+    var s: i64 = 0;
+    for v in nums(10) { s += v; }
+    print(s);
+}
+""", """\
+panic: stream failed at p.pc:3:21
+backtrace, most recent call first:
+   0: nums at p.pc:3:21
+   1: main at p.pc:10:5
+"""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_backtraces_of_each_kind_of_coroutine(pycoro, tmp_path, case, level):
+    source, trace = CASES[case]
+    (tmp_path / "p.pc").write_text(source)
+    proc = pycoro("run", level, "p.pc", cwd=tmp_path, env=ON)
+    assert (proc.returncode, proc.stderr) == (101, trace)
+
+
+ASYNC = """\
+async fn leaf(n: i64) -> i64 {
+    await sleep(1);
+    if n == 2 { panic("leaf failed"); }
+    return n;
+}
+
+async fn mid(n: i64) -> i64 {
+    let a = await leaf(1);
+    let b = await leaf(n);
+    return a + b;
+}
+
+async fn main() {
+    print(await mid(2));
+}
+"""
+
+
+@pytest.mark.parametrize("level, positions", [("-O0", ("9", "14")), ("-O2", ("9:5", "14:5"))])
+def test_async_fns_awaiting_the_one_that_panicked(pycoro, tmp_path, level, positions):
+    # -O0: each waits in its own context (the position: where its code goes
+    # on after the `await`); -O2: their bodies are emitted in place of the awaits
+    (tmp_path / "a.pc").write_text(ASYNC)
+    proc = pycoro("run", level, "a.pc", cwd=tmp_path, env=ON)
+    assert (proc.returncode, proc.stderr) == (101, f"""\
+panic: leaf failed at a.pc:3:17
+backtrace, most recent call first:
+   0: leaf at a.pc:3:17
+   1: mid at a.pc:{positions[0]}
+   2: main at a.pc:{positions[1]}
+""")
+
+
+OVERFLOW = """\
+fn deep(n: i64) -> i64 {
+    var pad: [i64; 64];
+    pad[n % 64] = n;
+    let below = deep(n + 1);
+    return below + pad[(n + 1) % 64];
+}
+fn main() {
+    print(deep(0));
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_a_stack_overflow_names_its_function_in_the_jit_and_executables(pycoro, tmp_path, level):
+    # the position is that of the instruction that touched the guard page:
+    # the prologue's or the array's, as the stack's end falls
+    (tmp_path / "o.pc").write_text(OVERFLOW)
+    want = re.compile(r"panic: stack overflow in `deep` at o\.pc:[12](:5)? "
+                      r"\(a recursion too deep, or without end\)\n")
+    run = pycoro("run", "-g", level, "o.pc", cwd=tmp_path, env=OFF)
+    assert run.returncode == 101 and want.fullmatch(run.stderr.splitlines(keepends=True)[-1]), run.stderr
+    assert pycoro("build", "-g", level, "o.pc", "-o", "o", cwd=tmp_path, env=OFF).returncode == 0
+    built = subprocess.run(["./o"], cwd=tmp_path, capture_output=True, text=True)
+    assert built.returncode == 101 and want.fullmatch(built.stderr), built.stderr
+
+
+def test_without_debug_information_an_overflow_is_named_as_before(pycoro, tmp_path):
+    (tmp_path / "o.pc").write_text(OVERFLOW)
+    run = pycoro("run", "o.pc", cwd=tmp_path, env=OFF)
+    assert (run.returncode, run.stderr.splitlines()[-1]) == (
+        101, "panic: stack overflow (a recursion too deep, or without end)")
+
+
+def test_a_panic_in_code_called_from_python_raises_without_a_backtrace(tmp_path, monkeypatch):
+    import pycoro
+    monkeypatch.setenv("PYCORO_BACKTRACE", "1")
+    lib = pycoro.compile(DELEGATED.replace("fn main() {\n    print(consume(3));\n}\n", ""))
+    with pytest.raises(pycoro.PanicError, match=r"^boom at <string>:4:9$"):
+        lib.consume(3)
