@@ -125,6 +125,8 @@ def read_table(code: bytes, files: dict[str, str],
     """The anchor's offset, the ranges and the line table of an ELF object's
     DWARF; None where it has none, or where the functions are not all in
     one section (`.text`; `.ltext` for MCJIT's code model)."""
+    if not code.startswith(b"\x7fELF"):   # (Mach-O: no table; a panic says it has none)
+        return None
     elf = _elf(code)
     functions = _functions(elf)
     anchor = [s for s in functions if s.name == ANCHOR]

@@ -37,6 +37,7 @@ from ..common.paths import in_stdlib, stdlib_dir, stdlib_display
 from ..common.record import replace
 from ..middle import gpu, intrinsics
 from ..middle.irgen import ModuleGen
+from ..middle.irgen.debuginfo import dwarf_path
 from ..middle.coro import resume_cc
 from ..middle.passes import inline_ramps, licm_promotion_safe, run_gpu_pipeline, run_pipeline
 from ..middle.runtime import LIVE_FRAMES
@@ -213,8 +214,9 @@ class Compilation:
         module.link_in(runtime)
         kept = set(self.entry_points)
         if self.options.debug and not self.gpu:
-            # what reads the backtrace table: named only by the table, linked
-            # in after the pipeline (backend/backtrace.py)
+            # what reads the backtrace table (optnone: the pipeline passes it
+            # by), named only by the table, which is linked in after the
+            # pipeline (backend/backtrace.py)
             reporter = _parse_ir(backtrace_ir(), "<runtime backtraces>")
             for state in reporter.global_variables:
                 if not state.is_declaration:
@@ -488,13 +490,8 @@ class Compilation:
                                          self.coroutine_links)
 
     def _dwarf_file_names(self) -> dict[str, str]:
-        """How the DWARF names each source file (debuginfo.py: its directory
-        resolved, then its name) → how diagnostics and panics name it."""
-        names = {}
-        for display in self.sources.texts:
-            path = Path(display)
-            names[os.path.join(str(path.parent.resolve()) if str(path.parent) else ".", path.name)] = display
-        return names
+        """How the DWARF names each source file → how diagnostics and panics name it."""
+        return {os.path.join(*dwarf_path(display)): display for display in self.sources.texts}
 
 
 # how diagnostics would name the export wrappers' source (never shown: they are ours)

@@ -26,6 +26,8 @@ The ramp (the function itself, until its first suspend):
 """
 from __future__ import annotations
 
+import functools
+
 from llvmlite import ir
 
 from ...common.paths import in_stdlib
@@ -61,6 +63,7 @@ def _field_offset(layouts, struct, name: str) -> int:
 
 class SwitchEmitter(PromisedEmitter):
     records_backtraces = True   # its frames start as backtrace_link's offsets assume
+
     def _intrinsic(self, name: str) -> ir.Function:
         return intrinsics.declare(self.fg.mg.module, name)
 
@@ -103,6 +106,7 @@ class SwitchEmitter(PromisedEmitter):
             self._suspend("init")
 
     # ---- what a backtrace needs (stdlib/rt.pc's `fail`, backend/backtrace.py)
+    @functools.cached_property
     def _backtrace_fields(self) -> tuple[str, int, int] | None:
         """The prelude's promises name the coroutine that continues when theirs
         ends: a Generator its `parent` (whose `yield from` it runs for), a Task
@@ -123,20 +127,20 @@ class SwitchEmitter(PromisedEmitter):
         return None
 
     def backtrace_link(self) -> tuple[ir.Value, int]:
-        fields = self._backtrace_fields()
+        fields = self._backtrace_fields
         promise = getattr(self, "_promise", None)   # none before the ramp made it
         if fields is None or promise is None:
             return super().backtrace_link()
         return self._promise_field(fields[0]), LINK_FRAME
 
     def mark_suspension(self, span) -> None:
-        fields = self._backtrace_fields()
+        fields = self._backtrace_fields
         if fields is not None and fields[2] >= 0:
             where = f"{span.file}:{span.line}:{span.col}".encode()
             self.fg.b.store(self.fg.mg.string(where), self._promise_field_ptr(_SITE))
 
     def _record_backtrace_fields(self) -> None:
-        fields = self._backtrace_fields()
+        fields = self._backtrace_fields
         if fields is not None:
             self.fg.mg.coroutine_links[self.fg.fn.name] = fields[1:]
 

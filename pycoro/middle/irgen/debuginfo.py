@@ -67,9 +67,8 @@ class DebugInfo:
 
     def file(self, path: str) -> ir.DIValue:
         if path not in self._files:
-            p = Path(path)
-            self._files[path] = self.module.add_debug_info("DIFile", {
-                "filename": p.name, "directory": str(p.parent.resolve()) if str(p.parent) else "."})
+            directory, name = dwarf_path(path)
+            self._files[path] = self.module.add_debug_info("DIFile", {"filename": name, "directory": directory})
         return self._files[path]
 
     def subprogram(self, fn: ir.Function, name: str, span) -> ir.DIValue:
@@ -245,6 +244,13 @@ class DebugInfo:
         return self.module.add_debug_info("DICompositeType", {
             "tag": ir.DIToken("DW_TAG_structure_type"), "name": name, "size": size * 8,
             "elements": self.module.add_metadata(members)})
+
+
+def dwarf_path(path: str) -> tuple[str, str]:
+    """The directory (resolved) and name the DWARF gives a source file that
+    diagnostics call `path` (backend/backtrace.py maps them back)."""
+    p = Path(path)
+    return (str(p.parent.resolve()) if str(p.parent) else "."), p.name
 
 
 def gdb_scripts(module: ir.Module) -> None:
