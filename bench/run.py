@@ -33,6 +33,9 @@ TABLE = {
     "async_fanout": ("ns/task", ["cpp"], "cpp", "at or below clang++"),
     "py_iter": ("ns/item", ["cpython", "numba", "range"], "CPython gen", "faster than the CPython generator"),
     "slice_sum": ("ns/item", ["c"], "C", "at most 1.1x C"),
+    "stream_sum": ("ns/item", ["generator", "c", "cpp"], "Generator", "at most 1.1x the Generator"),
+    "stream_mix": ("ns/item", ["generator", "c", "cpp"], "Generator", "at most 1.1x the Generator"),
+    "permutations": ("ns/perm", ["c", "cpp", "cpython"], "C", "toward 3x the C function"),
     "py_call": ("ns/call", ["numba", "python"], "numba", "at most 1.5x numba"),
     "py_steps": ("ns/item", ["cpython", "numba"], "CPython gen", "at most the CPython generator"),
     "py_print": ("ns/item", ["cpython"], "CPython gen", "at most the CPython generator"),
@@ -74,6 +77,13 @@ def build(workload: str, tmp: Path) -> dict[str, list[str]]:
                    cwd=WORKLOADS, check=True)
     runs["pycoro"] = [str(exe)]
     anchors = TABLE[workload][1]
+    if "generator" in anchors:   # the same program over a Generator (a stream's target)
+        out = tmp / f"{workload}.generator"
+        subprocess.run([sys.executable, "-m", "pycoro", "build", "-O2", f"{workload}_generator.pc", "-o", str(out)],
+                       cwd=ANCHORS, check=True)
+        runs["Generator"] = [str(out)]
+    if "cpython" in anchors:
+        runs["CPython gen"] = [sys.executable, str(ANCHORS / f"{workload}.py")]
     if "c" in anchors and (ANCHORS / f"{workload}.c").exists():
         out = tmp / f"{workload}.c"
         subprocess.run(["cc", "-O2", str(ANCHORS / f"{workload}.c"), "-o", str(out)], check=True)
@@ -128,7 +138,8 @@ def main() -> int:
 
 
 def print_table(rows) -> None:
-    columns = ["pycoro", "C", "clang++-19", "clang++", "numba", "CPython gen", "range", "Python fn", "np.arange"]
+    columns = ["pycoro", "Generator", "C", "clang++-19", "clang++", "numba", "CPython gen", "range", "Python fn",
+               "np.arange"]
     present = [c for c in columns if any(c in m for _, m in rows)]
     header = ["workload", "unit"] + present + ["pycoro / target's anchor", "target"]
     body = []
