@@ -30,7 +30,7 @@ from __future__ import annotations
 import io
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import llvmlite.binding as llvm
 
@@ -41,7 +41,7 @@ ENTRY_POINTS = (REPORT, NAME_FAULT)
 ANCHOR = NAME_FAULT              # rt_backtrace.pc's `code_address()` takes its address
 
 # stdlib/rt_backtrace.pc's BacktraceTable (its start: rt.pc's), BacktraceRange and BacktraceRow
-_HEADER = "{ ptr, ptr, i64, ptr, i64, i64, ptr, ptr }"
+_HEADER = "{ ptr, ptr, i64, ptr, i64, i64, ptr, ptr, ptr }"
 _ARTIFICIAL = 1   # a range's flag: C's `main`, which calls the program's `main` (not shown)
 
 
@@ -54,7 +54,20 @@ class Range:
     depth: int            # 0: a function; n: inlined n calls deep
     call: tuple[str, int, int] | None   # an inlined call's file, line, column
     artificial: bool = False
-    links: tuple[int, int] = (-1, -1)   # a coroutine's: middle/irgen's ModuleGen.coroutine_links
+    coroutine: "Suspensions | None" = None   # a switched-resume coroutine's resume, destroy or cleanup function's
+
+
+@dataclass(frozen=True)
+class Suspensions:
+    """What a backtrace reads in a suspended coroutine's frame: where the
+    coroutine that continues when it ends is (-1: not known), where LLVM keeps
+    the number of the suspend point it is at (-1: not known) and in how many
+    bits, and the position of each suspend point (CoroSplit's
+    `__coro_resume_K` labels in the DWARF)."""
+    link: int = -1
+    index_at: int = -1
+    index_bits: int = 0
+    sites: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -65,21 +78,24 @@ class Row:
 
 
 def emit_object(module: llvm.ModuleRef, machine: llvm.TargetMachine, debug: bool,
-                files: dict[str, str] | None = None, links: dict[str, tuple[int, int]] | None = None) -> bytes:
+                files: dict[str, str] | None = None, links: dict[str, int] | None = None) -> bytes:
     """`module`'s object code, with the backtrace table built from its DWARF
     where it has some (`debug`: then the driver linked stdlib/rt_backtrace.pc,
     the code that reads the table, into it), else with an empty one. `files`
     maps the absolute paths in the DWARF to the names diagnostics use for
     them; `links`, a coroutine (by its function's name) to where its frame
-    holds the coroutine that continues when it ends and where it is suspended."""
+    holds the coroutine that continues when it ends."""
     if not debug:
         link_empty(module, machine)
         return machine.emit_object(module)
     # code generation changes the module it is given (CodeGenPrepare runs on
     # it): each emission starts from a copy of the pipeline's output
     pristine = module.clone()
+    indexes = suspend_indexes(module, machine.target_data)
+    coroutines = {name: (links or {}).get(name, -1) for name in indexes} | dict(links or {})
     first = machine.emit_object(module.clone())
-    found = read_table(first, files or {}, links or {})
+    found = read_table(first, files or {}, {name: (link, *indexes.get(name, (-1, 0)))
+                                            for name, link in coroutines.items()})
     pristine.link_in(_table_module(machine, found))
     code = machine.emit_object(pristine)
     if found is not None and _text(code) != _text(first):   # not seen: the table would name the wrong code
@@ -120,8 +136,35 @@ def _functions(elf) -> list:
         s for s in symbols.iter_symbols() if s["st_info"]["type"] == "STT_FUNC" and s["st_shndx"] != "SHN_UNDEF"]
 
 
+def suspend_indexes(module: llvm.ModuleRef, data: llvm.TargetData) -> dict[str, tuple[int, int]]:
+    """Where each switched-resume coroutine's frame keeps the number of its
+    suspend point, and in how many bits: its resume function loads it first,
+    from `%index.addr` (CoroSplit's name), an offset at -O2 or a field of the
+    frame's type at -O0."""
+    found = {}
+    for function in module.functions:
+        if function.is_declaration or not function.name.endswith(".resume"):
+            continue
+        text = str(function)
+        load = _INDEX_LOAD.search(text)
+        gep = _INDEX_OFFSET.search(text) or _INDEX_FIELD.search(text)
+        if load is None or gep is None:
+            continue
+        if gep.re is _INDEX_OFFSET:
+            offset = int(gep.group(1))
+        else:
+            offset = data.get_element_offset(module.get_struct_type(gep.group(1).strip('"')), int(gep.group(2)))
+        found[function.name[:-len(".resume")]] = offset, int(load.group(1))
+    return found
+
+
+_INDEX_LOAD = re.compile(r"%index = load i(\d+), ptr %index\.addr")
+_INDEX_OFFSET = re.compile(r"%index\.addr = getelementptr inbounds (?:nuw )?i8, ptr %\S+, i64 (\d+)")
+_INDEX_FIELD = re.compile(r"%index\.addr = getelementptr inbounds (?:nuw )?%(\"[^\"]+\"|\S+), ptr %\S+, i32 0, i32 (\d+)")
+
+
 def read_table(code: bytes, files: dict[str, str],
-               links: dict[str, tuple[int, int]]) -> tuple[int, list[Range], list[Row]] | None:
+               coroutines: dict[str, tuple[int, int, int]]) -> tuple[int, list[Range], list[Row]] | None:
     """The anchor's offset, the ranges and the line table of an ELF object's
     DWARF; None where it has none, or where the functions are not all in
     one section (`.text`; `.ltext` for MCJIT's code model)."""
@@ -135,11 +178,17 @@ def read_table(code: bytes, files: dict[str, str],
     dwarf = elf.get_dwarf_info()
     ranges: list[Range] = []
     rows: list[Row] = []
+    sites: dict[str, dict[int, str]] = {name: {} for name in coroutines}
     for unit in dwarf.iter_CUs():
         names = _file_names(dwarf, unit, files)
         rows += _rows(dwarf, unit, names)
-        _collect_ranges(dwarf, unit, unit.get_top_DIE(), -1, names, links, ranges)
+        _collect_ranges(dwarf, unit, unit.get_top_DIE(), -1, names, coroutines, ranges, sites)
     rows.sort(key=lambda r: r.address)
+    # CoroSplit puts a suspend point's label in whichever of the resume,
+    # destroy and cleanup functions kept its code: one coroutine's, together
+    suspensions = {name: Suspensions(*known, tuple(sites[name].get(k, "") for k in range(
+                       max(sites[name], default=-1) + 1))) for name, known in coroutines.items()}
+    ranges = [replace(r, coroutine=suspensions[r.coroutine]) if r.coroutine is not None else r for r in ranges]
     return anchor[0]["st_value"], ranges, rows
 
 
@@ -173,8 +222,11 @@ def _rows(dwarf, unit, names: list[str]) -> list[Row]:
     return rows
 
 
-def _collect_ranges(dwarf, unit, die, depth: int, names: list[str], links: dict[str, tuple[int, int]],
-                    out: list[Range]) -> None:
+def _collect_ranges(dwarf, unit, die, depth: int, names: list[str], coroutines: dict[str, tuple[int, int, int]],
+                    out: list[Range], sites: dict[str, dict[int, str]]) -> None:
+    """The functions and inlined calls of `die` and below into `out` (a
+    coroutine's resume function's with its name as `coroutine`, for now), and
+    the positions of each coroutine's suspend points into `sites`."""
     inlined = die.tag == "DW_TAG_inlined_subroutine"
     if die.tag == "DW_TAG_subprogram" or inlined:
         depth += 1
@@ -189,12 +241,50 @@ def _collect_ranges(dwarf, unit, die, depth: int, names: list[str], links: dict[
             call = (names[file] if file < len(names) else "?", die.attributes["DW_AT_call_line"].value,
                     die.attributes.get("DW_AT_call_column").value if "DW_AT_call_column" in die.attributes else 0)
         artificial = "DW_AT_artificial" in origin.attributes or _is_c_main(origin) or _is_noop(origin)
-        coroutine = links.get(_coroutine_of(die)) if not inlined else None
+        coroutine = _coroutine_of(die) if not inlined else None
+        if coroutine not in coroutines:
+            coroutine = None
+        else:
+            sites[coroutine].update(_suspend_sites(die, names))
         for low, high in _pc_ranges(dwarf, unit, die):
-            out.append(Range(low, high, _text_of(name.value) if name else "?", depth, call, artificial,
-                             coroutine or (-1, -1)))
+            out.append(Range(low, high, _text_of(name.value) if name else "?", depth, call, artificial, coroutine))
     for child in die.iter_children():
-        _collect_ranges(dwarf, unit, child, depth, names, links, out)
+        _collect_ranges(dwarf, unit, child, depth, names, coroutines, out, sites)
+
+
+def _labels(die):
+    """The labels of a function's own code (in its lexical blocks too, not in
+    the functions inlined into it)."""
+    for child in die.iter_children():
+        if child.tag == "DW_TAG_label":
+            yield child
+        elif child.tag == "DW_TAG_lexical_block":
+            yield from _labels(child)
+
+
+# LLVM's attribute of a `__coro_resume_K` label: the suspend point's number
+# (K in the name counts resume points, not always in that order)
+_DW_AT_LLVM_CORO_SUSPEND_IDX = 0x3E0D
+
+
+def _suspend_sites(die, names: list[str]) -> dict[int, str]:
+    """"file:line:col" of suspend points of the coroutine `die` is a part of,
+    by number, from the labels CoroSplit puts at the start of the code after
+    each (`__coro_resume_K`)."""
+    sites: dict[int, str] = {}
+    for child in _labels(die):
+        label = child.get_DIE_from_attribute("DW_AT_abstract_origin") \
+            if "DW_AT_abstract_origin" in child.attributes else child
+        number = label.attributes.get(_DW_AT_LLVM_CORO_SUSPEND_IDX)
+        name = label.attributes.get("DW_AT_name")
+        if number is None or name is None or not _text_of(name.value).startswith("__coro_resume_") \
+                or "DW_AT_decl_line" not in label.attributes:
+            continue
+        file = label.attributes["DW_AT_decl_file"].value if "DW_AT_decl_file" in label.attributes else -1
+        column = label.attributes.get("DW_AT_decl_column")
+        where = f"{names[file] if 0 <= file < len(names) else '?'}:{label.attributes['DW_AT_decl_line'].value}"
+        sites[int(number.value)] = where + (f":{column.value}" if column is not None and column.value else "")
+    return sites
 
 
 def _coroutine_of(die) -> str | None:
@@ -248,12 +338,20 @@ def _table_module(machine: llvm.TargetMachine, table: tuple[int, list[Range], li
         return llvm.parse_assembly("\n".join(lines))
     anchor, ranges, rows = table
     strings = _Strings()
-    range_type, row_type = "{ " + ", ".join(["i32"] * 10) + " }", "{ i32, i32, i32, i32 }"
+    sites: list[int] = []   # each coroutine's suspend points' positions, in a run of its own
+
+    def suspensions(c: Suspensions | None) -> tuple[int, ...]:
+        if c is None:
+            return -1, -1, 0, 0, 0
+        sites.extend(strings.offset(site) for site in c.sites)
+        return c.link, c.index_at, c.index_bits, len(sites) - len(c.sites), len(c.sites)
+
+    range_type, row_type = "{ " + ", ".join(["i32"] * 13) + " }", "{ i32, i32, i32, i32 }"
     range_items = [
         range_type + " { " + ", ".join(f"i32 {v}" for v in (
             r.low, r.high, strings.offset(r.name),
             strings.offset(r.call[0]) if r.call else 0, r.call[1] if r.call else 0, r.call[2] if r.call else 0,
-            r.depth, _ARTIFICIAL if r.artificial else 0, *r.links)) + " }" for r in ranges]
+            r.depth, _ARTIFICIAL if r.artificial else 0, *suspensions(r.coroutine))) + " }" for r in ranges]
     row_items = [
         row_type + " { " + ", ".join(f"i32 {v}" for v in (
             r.address, strings.offset(r.position[0]) if r.position else -1,
@@ -262,12 +360,13 @@ def _table_module(machine: llvm.TargetMachine, table: tuple[int, list[Range], li
     lines += [
         f"@pc.backtrace.ranges = private constant [{len(range_items)} x {range_type}] [{', '.join(range_items)}]",
         f"@pc.backtrace.rows = private constant [{len(row_items)} x {row_type}] [{', '.join(row_items)}]",
+        f"@pc.backtrace.sites = private constant [{len(sites)} x i32] [{', '.join(f'i32 {s}' for s in sites)}]",
         f"@pc.backtrace.strings = private constant [{len(blob)} x i8] c\"{_escape(blob)}\"",
         f'declare hidden void @"{REPORT}"()',
         f'declare hidden void @"{NAME_FAULT}"()',
         f'@{TABLE} = hidden global {_HEADER} {{ ptr @"{REPORT}", ptr @"{NAME_FAULT}", '
         f"i64 {len(rows)}, ptr @pc.backtrace.rows, i64 {anchor}, i64 {len(ranges)}, ptr @pc.backtrace.ranges, "
-        f"ptr @pc.backtrace.strings }}",
+        f"ptr @pc.backtrace.strings, ptr @pc.backtrace.sites }}",
     ]
     return llvm.parse_assembly("\n".join(lines))
 

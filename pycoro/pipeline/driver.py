@@ -71,7 +71,7 @@ class Compilation:
         self._checkers: dict[bool, tuple[ProgramChecker, CheckedProgram]] = {}
         self._lowered_ir: dict[bool, str] = {}
         # of the lowered program's coroutines, for the backtrace table (ModuleGen.coroutine_links)
-        self.coroutine_links: dict[str, tuple[int, int]] = {}
+        self.coroutine_links: dict[str, int] = {}
         self._optimised: dict[tuple[bool, bool], llvm.ModuleRef] = {}
         self._exports: dict[bool, tuple[list[exports.Export], Compilation]] = {}   # by `python`
         self.unexported: dict[str, str] = {}   # the top-level functions not exported, and why (exports.unexported)

@@ -56,10 +56,6 @@ class BodyEmitter:
         `fail`). An ordinary function: none."""
         return ir.Constant(PTR, None), LINK_NONE
 
-    def mark_suspension(self, span) -> None:
-        """Before suspending at a `yield from` or `await` at `span`: record
-        where, for a backtrace (where the promise has room for it)."""
-
     def param_slot(self, index: int, param: ast.Param):
         """Where parameter `index` lives when the ABI decides (None: its argument)."""
         return None
@@ -183,7 +179,6 @@ class PromisedEmitter(BodyEmitter):
             else:
                 awaiter = fg.alloca(info.awaiter, "awaiter")
                 fg.store(value, awaiter, info.awaiter)
-        self.mark_suspension(e.span)
         self.suspend_on(info, awaiter)
         return fg.call(info.resume, [awaiter])
 
@@ -195,7 +190,6 @@ class PromisedEmitter(BodyEmitter):
         inner = fg.alloca(inner_t, "inner")   # not owning: the statement's temporary is
         fg.b.store(fg.expr(e.value) if inner_value is None else inner_value, inner)
         delegate = fg.call(hook, [self.promise(), inner])
-        self.mark_suspension(e.span)
         awaiter = fg.alloca(info.awaiter, "delegate")
         fg.store(delegate, awaiter, info.awaiter)
         self.suspend_on(info, awaiter)

@@ -40,9 +40,8 @@ FRAME_ALIGN = 16
 PTR_SIZE = 8
 
 # The prelude's promise fields that name the coroutine continuing when this one
-# ends, and where this one is suspended (SwitchEmitter._backtrace_fields).
+# ends (SwitchEmitter._backtrace_link).
 _LINKS = ("parent", "continuation")
-_SITE = "suspended_at"
 
 
 def _align(offset: int, align: int) -> int:
@@ -94,7 +93,7 @@ class SwitchEmitter(PromisedEmitter):
         frame.add_incoming(mem, alloc_bb)
         self.handle = b.call(self._intrinsic("llvm.coro.begin"), [self.id, frame], name="hdl")
         self._after_begin(frame_promise)
-        self._record_backtrace_fields()
+        self._record_backtrace_link()
         # Blocks every path ends in; filled by `end`.
         self.final_bb = fg.block("coro.final")
         self.cleanup_bb = fg.block("coro.cleanup")
@@ -107,13 +106,12 @@ class SwitchEmitter(PromisedEmitter):
 
     # ---- what a backtrace needs (stdlib/rt.pc's `fail`, backend/backtrace.py)
     @functools.cached_property
-    def _backtrace_fields(self) -> tuple[str, int, int] | None:
+    def _backtrace_link(self) -> tuple[int, int] | None:
         """The prelude's promises name the coroutine that continues when theirs
         ends: a Generator its `parent` (whose `yield from` it runs for), a Task
-        its `continuation` (an `await`ing coroutine); a Generator also where it
-        is suspended, `suspended_at`. That field's name and the two fields'
-        offsets in the frame (-1: none): the promise comes after the resume and
-        destroy functions' addresses, at the offset `llvm.coro.promise` assumes."""
+        its `continuation` (an `await`ing coroutine). That field's index in
+        the promise and offset in the frame: the promise comes after the resume
+        and destroy functions' addresses, at the offset `llvm.coro.promise` assumes."""
         state = self.info.state
         if not self.records_backtraces or not in_stdlib(self.info.promise.decl.span.file):
             return None
@@ -122,35 +120,20 @@ class SwitchEmitter(PromisedEmitter):
         promise_at = _align(2 * PTR_SIZE, layouts.size_align(state)[1])
         for link in _LINKS:
             if link in names:
-                site = promise_at + _field_offset(layouts, state, _SITE) if _SITE in names else -1
-                return link, promise_at + _field_offset(layouts, state, link), site
+                return names.index(link), promise_at + _field_offset(layouts, state, link)
         return None
 
     def backtrace_link(self) -> tuple[ir.Value, int]:
-        fields = self._backtrace_fields
+        link = self._backtrace_link
         promise = getattr(self, "_promise", None)   # none before the ramp made it
-        if fields is None or promise is None:
+        if link is None or promise is None:
             return super().backtrace_link()
-        return self._promise_field(fields[0]), LINK_FRAME
+        field = field_ptr(self.fg.b, promise, self.fg.mg.llvm(self.info.state), link[0])
+        return self.fg.b.load(field, typ=PTR), LINK_FRAME
 
-    def mark_suspension(self, span) -> None:
-        fields = self._backtrace_fields
-        if fields is not None and fields[2] >= 0:
-            where = f"{span.file}:{span.line}:{span.col}".encode()
-            self.fg.b.store(self.fg.mg.string(where), self._promise_field_ptr(_SITE))
-
-    def _record_backtrace_fields(self) -> None:
-        fields = self._backtrace_fields
-        if fields is not None:
-            self.fg.mg.coroutine_links[self.fg.fn.name] = fields[1:]
-
-    def _promise_field_ptr(self, name: str) -> ir.Value:
-        state = self.info.state
-        names = [n for n, _ in self.fg.mg.p.layouts.fields(state)]
-        return field_ptr(self.fg.b, self._promise, self.fg.mg.llvm(state), names.index(name))
-
-    def _promise_field(self, name: str) -> ir.Value:
-        return self.fg.b.load(self._promise_field_ptr(name), typ=PTR)
+    def _record_backtrace_link(self) -> None:
+        if self._backtrace_link is not None:
+            self.fg.mg.coroutine_links[self.fg.fn.name] = self._backtrace_link[1]
 
     # ---- what the trampolined form (trampoline.py) changes
     def _frame_promise(self, state, align: int) -> tuple[ir.Value, int]:

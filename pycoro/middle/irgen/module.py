@@ -66,10 +66,9 @@ class ModuleGen:
         self.strings: dict[bytes, ir.GlobalVariable] = {}
         self.globals: dict[int, ir.GlobalVariable] = {}
         self.wrappers: dict[tuple, ir.Function] = {}
-        # function → the offsets in its frame of the coroutine that continues
-        # when it ends and of where it is suspended (coro/switch.py), for the
-        # backtrace table (backend/backtrace.py)
-        self.coroutine_links: dict[str, tuple[int, int]] = {}
+        # function → the offset in its frame of the coroutine that continues
+        # when it ends (coro/switch.py), for the backtrace table (backend/backtrace.py)
+        self.coroutine_links: dict[str, int] = {}
 
     def linked_data(self, name: str) -> ir.Value:
         """The address of data the driver links in later (frontend/intrinsics.py's
