@@ -210,7 +210,7 @@ def test_gdb_prints_a_handle_as_the_coroutine_its_line_and_its_promise(tmp_path)
     out = with_printers(exe, "break h.pc:13", "run", "info locals", "whatis g")
     assert re.search(rf"^g = Generator<i64> suspended in squares at h.pc:3 {FRAME} = "
                      rf"\{{current = 9, {NO_TREE}[,}}]", out, re.M), out
-    assert re.search(rf"^fresh = Generator<i64> suspended in squares at h.pc:1 {FRAME} = "
+    assert re.search(rf"^fresh = Generator<i64> suspended in squares at h.pc:1:1 {FRAME} = "
                      rf"\{{current = 0, {NO_TREE}[,}}]", out, re.M), out
     assert re.search(rf"^done = Generator<i64> finished {FRAME} = \{{current = 0, {NO_TREE}[,}}]", out, re.M), out
     # An untyped Handle: the promise's type comes from the coroutine's code.
@@ -222,22 +222,27 @@ def test_the_chain_of_generators_through_yield_from_and_of_tasks_through_await(t
     exe = build(tmp_path, "c", CHAINS, "-O0")
     out = with_printers(exe, "break c.pc:39", "run", "pycoro chain g", "pycoro chain p", "pycoro chain t", "print p")
     chains = out.split("#0  ")[1:]
-    assert chains[0] == "inner at c.pc:3\n#1  middle at c.pc:8\n#2  outer at c.pc:12\n"
-    assert chains[1] == "leaf at c.pc:22\n#1  mid at c.pc:26\n#2  top at c.pc:30\n"
-    assert chains[2].startswith("top at c.pc:30\n$1 = ")   # a task knows who awaits it, not what it awaits
+    # (positions from the program's backtrace table: a suspend point's
+    # statement, with its column where LLVM's label has one)
+    assert chains[0] == "inner at c.pc:3\n#1  middle at c.pc:8:5\n#2  outer at c.pc:12:5\n"
+    assert chains[1] == "leaf at c.pc:22\n#1  mid at c.pc:26:5\n#2  top at c.pc:30:5\n"
+    assert chains[2].startswith("top at c.pc:30:5\n$1 = ")   # a task knows who awaits it, not what it awaits
     assert re.search(rf"^\$1 = Handle suspended in leaf at c.pc:22 {FRAME} = \{{value = 0, continuation = 0x",
                      out, re.M), out
 
 
-def test_optimised_code_shows_no_line_rather_than_a_wrong_one(tmp_path):
-    """At -O2 the frame keeps the suspend index where only the code knows;
-    the chain still names every coroutine, and says where it cannot go on."""
+def test_optimised_code_shows_the_lines_the_backtrace_table_knows(tmp_path):
+    """At -O2 the lines come from the program's backtrace table (where LLVM
+    kept a suspend point's label: not for `inner`'s `yield` here, which then
+    shows none rather than a wrong one); the chain still names every
+    coroutine, and says where it cannot go on."""
     exe = build(tmp_path, "c", CHAINS, "-O2")
     parked = "*(Handle *)&'pc.parked'"   # `p` is optimised out; globals are not described
     out = with_printers(exe, "break c.pc:39", "run", "pycoro chain g", f"pycoro chain {parked}", "print g")
-    assert "#0  inner\n#1  middle\n#2  outer\n" in out
+    assert "#0  inner\n#1  middle at c.pc:8:5\n#2  outer at c.pc:12:5\n" in out
     assert "#0  leaf\n(the promise of leaf is unknown, optimised code: the chain may go on)\n" in out
-    assert re.search(rf"^\$1 = Generator<i64> suspended in outer {FRAME} = \{{current = 1, ", out, re.M), out
+    assert re.search(rf"^\$1 = Generator<i64> suspended in outer at c.pc:12:5 {FRAME} = \{{current = 1, ",
+                     out, re.M), out
 
 
 ASYNC = """\

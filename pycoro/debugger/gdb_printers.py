@@ -20,11 +20,14 @@ for it), innermost first.
 What the frame holds follows LLVM's switched-resume ABI: the resume and
 destroy functions, then the promise; LLVM sets the resume function to null
 when the coroutine reaches its final suspend point. Where a coroutine is
-suspended is the number LLVM stores in its frame at each suspend point; this
-file finds where in the frame from the resume function's code, and says
-nothing where that code does not have the shape it knows (optimised code).
+suspended is the number LLVM stores in its frame at each suspend point: this
+file reads it through the program's backtrace table, as a panic does
+(backend/backtrace.py), or else finds where in the frame it is from the
+resume function's code, and says nothing where that code does not have the
+shape it knows (optimised code).
 """
 import re
+import struct
 
 import gdb
 import gdb.printing
@@ -156,8 +159,67 @@ def _position(pc: int) -> str | None:
     return f"{line.symtab.filename}:{line.line}"
 
 
+# ---- the program's backtrace table (backend/backtrace.py; every -g build has
+# one): for each coroutine where its frame keeps the number of its suspend
+# point, and the position of each, as the compiler read them at any -O level.
+# The layouts are stdlib/rt_backtrace.pc's BacktraceTable and BacktraceRange.
+
+_TABLE = struct.Struct("<QQqQqqQQQ")   # report, name_fault, rows, row_count, anchor, …
+_RANGE = struct.Struct("<13i")
+_TABLES: dict[int, tuple] = {}
+
+
+def _symbol_address(name: str) -> int | None:
+    try:
+        return int(gdb.parse_and_eval(f"(unsigned long)&'{name}'"))
+    except gdb.error:
+        return None
+
+
+def _table() -> tuple | None:
+    """(where the code the table describes begins, its ranges, its strings'
+    and sites' addresses), or None where the program has no table."""
+    at = _symbol_address("__pc_backtrace_table")
+    anchor_code = _symbol_address("pc.__pc_backtrace_name_fault")
+    if at is None or anchor_code is None:
+        return None
+    if at not in _TABLES:
+        memory = gdb.selected_inferior().read_memory
+        _, _, row_count, _, anchor, range_count, ranges, strings, sites = _TABLE.unpack(bytes(memory(at, _TABLE.size)))
+        if row_count == 0 or range_count <= 0:
+            return None
+        data = bytes(memory(ranges, range_count * _RANGE.size))
+        _TABLES[at] = (anchor_code - anchor, [_RANGE.unpack_from(data, i * _RANGE.size) for i in range(range_count)],
+                       strings, sites)
+    return _TABLES[at]
+
+
+def _table_suspended_at(frame: int, resume: int) -> str | None:
+    """"file:line:col" of the suspend point the coroutine at `frame` waits at,
+    from the table (as a panic's backtrace reads it), or None."""
+    table = _table()
+    if table is None:
+        return None
+    base, ranges, strings, sites = table
+    offset = resume - base
+    for low, high, *_, depth, _flags, _link, index_at, bits, first, count in ranges:
+        if depth == 0 and low <= offset < high and index_at >= 0 and 0 < bits <= 8:
+            number = int(gdb.Value(frame + index_at).cast(gdb.lookup_type("unsigned char").pointer()).dereference())
+            number &= (1 << bits) - 1
+            if number >= count:
+                return None
+            site = int(gdb.Value(sites + 4 * (first + number)).cast(gdb.lookup_type("int").pointer()).dereference())
+            where = gdb.Value(strings + site).cast(gdb.lookup_type("char").pointer()).string()
+            return where or None
+    return None
+
+
 def _suspended_at(frame: int, resume: int) -> str | None:
-    """`file:line` of the suspend point the coroutine at `frame` waits at, or None."""
+    """Where the coroutine at `frame` waits: from the program's backtrace
+    table, or else (`file:line`) from the code of its resume function (-O0)."""
+    found = _table_suspended_at(frame, resume)
+    if found is not None:
+        return found
     points = _suspensions(resume)
     offset = _index_offset(_disassemble(resume)) if points else None
     if offset is None:
