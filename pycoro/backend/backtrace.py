@@ -30,9 +30,10 @@ from __future__ import annotations
 import io
 import os
 import re
-from dataclasses import dataclass, replace
 
 import llvmlite.binding as llvm
+
+from ..common.record import record, replace
 
 TABLE = "__pc_backtrace_table"   # stdlib/rt.pc's `__backtrace_table()`
 # stdlib/rt_backtrace.pc's, which the table names for rt.pc to call
@@ -45,7 +46,7 @@ _HEADER = "{ ptr, ptr, i64, ptr, i64, i64, ptr, ptr, ptr }"
 _ARTIFICIAL = 1   # a range's flag: C's `main`, which calls the program's `main` (not shown)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Range:
     """A function's code, or code inlined into it, and where it was called from."""
     low: int
@@ -57,7 +58,7 @@ class Range:
     coroutine: "Suspensions | None" = None   # a switched-resume coroutine's resume, destroy or cleanup function's
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Suspensions:
     """What a backtrace reads in a suspended coroutine's frame: where the
     coroutine that continues when it ends is (-1: not known), where LLVM keeps
@@ -70,7 +71,7 @@ class Suspensions:
     sites: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Row:
     """The line table: from `address` on, code is at this position (None: no code)."""
     address: int
