@@ -358,3 +358,32 @@ def test_a_cast_handle_is_owned_once(pycoro):
     program = Path(__file__).parent / "programs" / "cast_moves.pc"
     proc = pycoro("run", "-O0", "--check-leaks", program)
     assert (proc.returncode, proc.stdout) == (0, "true 0\ntrue 0 true 1\ntrue 0 false\n"), proc.stderr
+
+
+STREAM_LOOP = """
+extern fn atoi(s: ptr<u8>) -> i32;
+fn numbers(n: i64) -> Stream<i64> {
+    var i: i64 = 0;
+    while i < n { yield i; i += 1; }
+}
+fn main() {
+    let n = atoi("1000") as i64;
+    var s: i64 = 0;
+    for v in numbers(n) { s += v ^ (v >> 7); }
+    print(s);
+}
+"""
+
+
+def test_a_stream_loop_calls_no_continuation_indirectly(pycoro, tmp_path):
+    """Issue 23: the step of a `for` over a stream calls its continuation
+    directly where only one function can be it (middle/devirtualise.py), so
+    it is inlined and the loop folds as a Generator's: no indirect call, no
+    continuation function left in `main`."""
+    lowered = _emit(pycoro, tmp_path, STREAM_LOOP, "lowered", "-O2")
+    main = lowered[lowered.index("@main("):]
+    main = main[:main.index("\n}\n")]
+    assert not re.search(r"call [^\n]*\{ ptr, i64 \} %", main), main
+    assert "resume." not in main, main
+    proc = pycoro("run", tmp_path / "prog.pc")
+    assert (proc.returncode, proc.stdout) == (0, f"{sum(v ^ (v >> 7) for v in range(1000))}\n"), proc.stderr

@@ -39,6 +39,7 @@ from ..middle import gpu, intrinsics
 from ..middle.irgen import ModuleGen
 from ..middle.irgen.debuginfo import dwarf_path
 from ..middle.coro import resume_cc
+from ..middle.devirtualise import devirtualise_steps
 from ..middle.passes import inline_ramps, licm_promotion_safe, run_gpu_pipeline, run_pipeline
 from ..middle.runtime import LIVE_FRAMES
 from .options import Options
@@ -72,6 +73,7 @@ class Compilation:
         self._lowered_ir: dict[bool, str] = {}
         # of the lowered program's coroutines, for the backtrace table (ModuleGen.coroutine_links)
         self.coroutine_links: dict[str, int] = {}
+        self.stream_steps = False   # a stream's step to devirtualise (middle/devirtualise.py)
         self._optimised: dict[tuple[bool, bool], llvm.ModuleRef] = {}
         self._exports: dict[bool, tuple[list[exports.Export], Compilation]] = {}   # by `python`
         self.unexported: dict[str, str] = {}   # the top-level functions not exported, and why (exports.unexported)
@@ -157,6 +159,7 @@ class Compilation:
                 generator = self._generator(program, trampoline)
                 module = generator.generate(entry=True, internal=True)
                 self.coroutine_links.update(generator.coroutine_links)
+                self.stream_steps |= generator.stream_steps
                 module.triple = targets.triple_for(self.options.target)
                 self._lowered_ir[trampoline] = str(module)
         return self._lowered_ir[trampoline]
@@ -256,6 +259,9 @@ class Compilation:
             del self._optimised[self.trampoline, jit_mode]   # changed below: not the pipeline's product any more
             # after the pipeline, for code that runs (not for `explain`, which
             # reads frames and allocation sites back from the pipeline's output)
+            if self.options.opt_level > 0 and self.stream_steps:
+                with self.stage("devirtualise"):
+                    module = devirtualise_steps(module, lambda m: self.optimise(m, machine))
             with self.stage("place ramps"):
                 inline_ramps(module, machine, self.options.opt_level)
                 if self.options.opt_level > 0 and resume_cc.applies(machine.triple):

@@ -47,6 +47,7 @@ from ...frontend.types import PromiseT, Type, abi_of
 from .. import intrinsics
 from ..llvmcompat import (I1, I8, I32, I64, PTR, TOKEN_NONE, TypedCallee, alloca, field_ptr,
                           mark_presplit_coroutine)
+from ..devirtualise import STEP
 from .base import CoroutineABI, PromisedEmitter
 
 BUFFER_ALIGN = 8
@@ -335,6 +336,17 @@ def _continuation(b, mg, t, block) -> tuple[ir.Value, ir.Value]:
     return slot, b.load(slot, typ=PTR, name="cont")
 
 
+def _step(b: ir.IRBuilder, mg, t: PromiseT, cont: ir.Value, buffer: ir.Value) -> ir.Value:
+    """Run the coroutine on from where `cont` continues it. A stream's step is
+    marked for middle/devirtualise.py, which calls the continuation directly
+    where only one function can be it."""
+    result = b.call(TypedCallee(cont, continuation_type(mg, t)), [buffer, I1(0)], name="step")
+    if abi_of(t) == "retcon":
+        result.set_metadata(STEP, mg.module.add_metadata([]))
+        mg.stream_steps = True
+    return result
+
+
 def _emit_next(b: ir.IRBuilder, mg, t: PromiseT, block: ir.Value) -> None:
     null = ir.Constant(PTR, None)
     slot, cont = _continuation(b, mg, t, block)
@@ -347,7 +359,7 @@ def _emit_next(b: ir.IRBuilder, mg, t: PromiseT, block: ir.Value) -> None:
     with b.if_then(b.icmp_unsigned("==", cont, null)):
         b.ret(I1(0))
     buffer = b.load(_field(b, mg, t, block, BUFFER), typ=PTR, name="buffer")
-    result = b.call(TypedCallee(cont, continuation_type(mg, t)), [buffer, I1(0)], name="step")
+    result = _step(b, mg, t, cont, buffer)
     if abi_of(t) == "retcon_once":
         b.store(null, slot)   # its only continuation ran it to completion
         b.ret(I1(0))
@@ -362,7 +374,7 @@ def _emit_resume(b: ir.IRBuilder, mg, t: PromiseT, block: ir.Value) -> None:
     not `next()` handed out the value it is suspended with."""
     slot, cont = _continuation(b, mg, t, block)
     buffer = b.load(_field(b, mg, t, block, BUFFER), typ=PTR, name="buffer")
-    result = b.call(TypedCallee(cont, continuation_type(mg, t)), [buffer, I1(0)], name="step")
+    result = _step(b, mg, t, cont, buffer)
     if abi_of(t) == "retcon_once":
         flags_slot = _field(b, mg, t, block, FLAGS)
         b.store(b.and_(b.load(flags_slot, typ=I8), I8(~PRIMED & 0xFF)), flags_slot)

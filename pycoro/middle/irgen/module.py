@@ -69,6 +69,7 @@ class ModuleGen:
         # function → the offset in its frame of the coroutine that continues
         # when it ends (coro/switch.py), for the backtrace table (backend/backtrace.py)
         self.coroutine_links: dict[str, int] = {}
+        self.stream_steps = False   # whether a stream's step is marked for middle/devirtualise.py
 
     def linked_data(self, name: str) -> ir.Value:
         """The address of data the driver links in later (frontend/intrinsics.py's
