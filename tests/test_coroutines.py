@@ -387,3 +387,41 @@ def test_a_stream_loop_calls_no_continuation_indirectly(pycoro, tmp_path):
     assert "resume." not in main, main
     proc = pycoro("run", tmp_path / "prog.pc")
     assert (proc.returncode, proc.stdout) == (0, f"{sum(v ^ (v >> 7) for v in range(1000))}\n"), proc.stderr
+
+
+STREAM_YIELDS = """
+extern fn atoi(s: ptr<u8>) -> i32;
+fn mixed(n: i64) -> Stream<i64> {
+    var i: i64 = 0;
+    while i < n {
+        yield i;
+        if i % 3 == 0 { yield i * 5; }
+        if i % 5 == 0 { yield -i; }
+        i += 1;
+    }
+}
+fn evens(n: i64) -> Stream<i64> {
+    for i in 0..n { yield 2 * i; }
+}
+fn main() {
+    let n = atoi("100") as i64;
+    var s: i64 = 0;
+    for v in mixed(n) { s += v; }
+    for v in evens(n) { s += v; }
+    print(s);
+}
+"""
+
+
+def test_a_stream_with_several_continuations_is_stepped_without_indirect_calls(pycoro, tmp_path):
+    """Several `yield`s (and two streams of one item type): the step tests its
+    continuation against each candidate and calls it directly, the last one
+    untested (the set is closed), so every call inlines."""
+    lowered = _emit(pycoro, tmp_path, STREAM_YIELDS, "lowered", "-O2")
+    main = lowered[lowered.index("@main("):]
+    main = main[:main.index("\n}\n")]
+    assert not re.search(r"call [^\n]*\{ ptr, i64 \} %", main), main
+    want = sum(i + (5 * i if i % 3 == 0 else 0) - (i if i % 5 == 0 else 0) for i in range(100)) + sum(
+        2 * i for i in range(100))
+    proc = pycoro("run", tmp_path / "prog.pc")
+    assert (proc.returncode, proc.stdout) == (0, f"{want}\n"), proc.stderr

@@ -11,11 +11,15 @@ state goes through the frame in memory at every value.
 pycoro compiles whole programs, so the set is closed: a step (the handle
 operations in coro/retcon.py mark theirs `!pc.stream.step`) can only call a
 function of its signature whose address the code takes (a continuation
-CoroSplit made). Where there is exactly one such function, the step
-calls it directly, and the pipeline runs again to inline it: the continuation
-the loop carries is then that constant or null, and the loop folds as a
-Generator's does. (The first continuation of each stream is called directly
-by its ramp already, and is not a candidate.)
+CoroSplit made). Where there is exactly one such function, the step calls it
+directly; where there are a few (a stream with several `yield`s, several
+streams of one item type), the step tests the continuation against each and
+calls it directly, the last one untested (no other function can be it: a
+fallback indirect call would keep the loop generic). The pipeline then runs
+again and inlines them: the continuation the loop carries is a constant or
+null on every path, and the loop folds as a Generator's does. (The first
+continuation of each stream is called directly by its ramp already, and is
+not a candidate.)
 """
 from __future__ import annotations
 
@@ -61,10 +65,105 @@ def devirtualise_steps(module: llvm.ModuleRef, rerun) -> llvm.ModuleRef:
         name, cc = known[0]
         return f"{step.group('head')}{cc + ' ' if cc else ''}{step.group('ret')} @{name}{step.group('rest')}"
 
-    changed = _STEP.sub(direct, text)
+    changed = _dispatch_steps(_STEP.sub(direct, text), candidates)
     if changed == text:
         return module
     result = llvm.parse_assembly(changed)
     result.verify()
     rerun(result)
     return result
+
+
+_MOST_CANDIDATES = 8   # a longer chain of tests would cost more than the indirect call
+_LABEL = re.compile(r'^("[^"]+"|[-\w.$]+):')
+_TERMINATOR = re.compile(r"^\s+(br|switch|ret|unreachable|indirectbr|invoke|callbr|resume)\b")
+
+
+def _dispatch_steps(text: str, candidates: dict[str, list[tuple[str, str] | None]]) -> str:
+    """Each step with several candidates (a stream with several `yield`s, or
+    several streams of one item type) tests its continuation against each
+    and calls it directly; the last needs no test, as no other function can
+    be it. The step's block is split there: the block that ends in the
+    step's old terminator is the `join` block now, which its successors'
+    phis must name."""
+    lines = text.split("\n")
+    number, i = 0, 0
+    while i < len(lines):
+        step = _STEP.match(lines[i])
+        known = candidates.get(step.group("ret"), []) if step else []
+        block = _block_of(lines, i) if 2 <= len(known) <= _MOST_CANDIDATES and None not in known else None
+        successors = _successors(lines, i) if block is not None else None
+        if successors is None:
+            i += 1
+            continue
+        _rename_predecessor(lines, i, successors, block, f"%pc.dv{number}.join")
+        chain = _chain(step, known, f"pc.dv{number}")
+        lines[i:i + 1] = chain   # its own lines: a later step of this block is in the join block now
+        i += len(chain)
+        number += 1
+    return "\n".join(lines)
+
+
+def _chain(step: re.Match, known: list[tuple[str, str]], prefix: str) -> list[str]:
+    result = step.group("head").split("=")[0].strip()
+    ret, callee, rest = step.group("ret"), step.group("callee"), step.group("rest")
+    out, incoming = [], []
+    for k, (name, cc) in enumerate(known):
+        last = k == len(known) - 1
+        here = f"{prefix}.n{k - 1}" if last else f"{prefix}.c{k}"
+        if not last:
+            out += [f"  %{prefix}.t{k} = icmp eq ptr {callee}, @{name}",
+                    f"  br i1 %{prefix}.t{k}, label %{prefix}.c{k}, label %{prefix}.n{k}",
+                    f"{prefix}.c{k}:"]
+        out += [f"  %{prefix}.r{k} = call {cc + ' ' if cc else ''}{ret} @{name}{rest}",
+                f"  br label %{prefix}.join"]
+        if not last:
+            out.append(f"{prefix}.n{k}:")
+        incoming.append(f"[ %{prefix}.r{k}, %{here} ]")
+    out += [f"{prefix}.join:", f"  {result} = phi {ret} {', '.join(incoming)}"]
+    return out
+
+
+def _block_of(lines: list[str], i: int) -> str | None:
+    """The label of the block line `i` is in (None: an unnamed entry block)."""
+    for j in range(i - 1, -1, -1):
+        if lines[j].startswith("define "):
+            return None
+        label = _LABEL.match(lines[j])
+        if label:
+            return "%" + label.group(1)
+    return None
+
+
+def _successors(lines: list[str], i: int) -> list[str] | None:
+    """The labels the terminator of line `i`'s block branches to."""
+    for j in range(i + 1, len(lines)):
+        found = _TERMINATOR.match(lines[j])
+        if found:
+            text = lines[j]
+            k = j
+            while found.group(1) == "switch" and "]" not in lines[k]:
+                k += 1
+                text += lines[k]
+            return re.findall(r'label (%"[^"]+"|%[-\w.$]+)', text)
+        if _LABEL.match(lines[j]) or lines[j].startswith("}"):
+            return None
+    return None
+
+
+def _rename_predecessor(lines: list[str], at: int, successors: list[str], old: str, new: str) -> None:
+    """In the phis of each successor block (in the function of line `at`:
+    other functions have blocks of the same names), `old` as a predecessor
+    becomes `new`."""
+    start = max(j for j in range(at + 1) if lines[j].startswith("define "))
+    end = next(j for j in range(at, len(lines)) if lines[j] == "}")
+    for label in set(successors):
+        name = label[1:]
+        for j in range(start, end):
+            line = lines[j]
+            if line.startswith(f"{name}:"):
+                k = j + 1
+                while k < len(lines) and " = phi " in lines[k]:
+                    lines[k] = re.sub(rf", {re.escape(old)} \]", f", {new} ]", lines[k])
+                    k += 1
+                break
