@@ -192,19 +192,10 @@ backtrace, most recent call first:
    0: nums at p.pc:3:21
    1: main at p.pc:10:5
 """),
-}
-
-
-@pytest.mark.parametrize("case", sorted(CASES))
-@pytest.mark.parametrize("level", ["-O0", "-O2"])
-def test_backtraces_of_each_kind_of_coroutine(pycoro, tmp_path, case, level):
-    source, trace = CASES[case]
-    (tmp_path / "p.pc").write_text(source)
-    proc = pycoro("run", level, "p.pc", cwd=tmp_path, env=ON)
-    assert (proc.returncode, proc.stderr) == (101, trace)
-
-
-ASYNC = """\
+    # async fns awaiting each other: -O0, each waits in its own context (the
+    # position: where its code goes on after the `await`); -O2, their bodies
+    # are emitted in place of the awaits
+    "async": ("""\
 async fn leaf(n: i64) -> i64 {
     await sleep(1);
     if n == 2 { panic("leaf failed"); }
@@ -220,22 +211,28 @@ async fn mid(n: i64) -> i64 {
 async fn main() {
     print(await mid(2));
 }
-"""
-
-
-@pytest.mark.parametrize("level", ["-O0", "-O2"])
-def test_async_fns_awaiting_the_one_that_panicked(pycoro, tmp_path, level):
-    # -O0: each waits in its own context (the position: where its code goes
-    # on after the `await`); -O2: their bodies are emitted in place of the awaits
-    (tmp_path / "a.pc").write_text(ASYNC)
-    proc = pycoro("run", level, "a.pc", cwd=tmp_path, env=ON)
-    assert (proc.returncode, proc.stderr) == (101, """\
-panic: leaf failed at a.pc:3:17
+""", """\
+panic: leaf failed at p.pc:3:17
 backtrace, most recent call first:
-   0: leaf at a.pc:3:17
-   1: mid at a.pc:9:5
-   2: main at a.pc:14:5
-""")
+   0: leaf at p.pc:3:17
+   1: mid at p.pc:9:5
+   2: main at p.pc:14:5
+"""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_backtraces_of_each_kind_of_coroutine(pycoro, tmp_path, case, level):
+    source, trace = CASES[case]
+    proc = run_with_backtrace(pycoro, tmp_path, source, level)
+    assert (proc.returncode, proc.stderr) == (101, trace)
+
+
+def run_with_backtrace(pycoro, tmp_path, source: str, level: str):
+    """`PYCORO_BACKTRACE=1 pycoro run LEVEL p.pc` of `source`."""
+    (tmp_path / "p.pc").write_text(source)
+    return pycoro("run", level, "p.pc", cwd=tmp_path, env=ON)
 
 
 JOINED = """\
@@ -260,14 +257,13 @@ async fn main() {
 @pytest.mark.parametrize("level", ["-O0", "-O2"])
 def test_a_spawned_task_shows_the_task_awaiting_its_join(pycoro, tmp_path, level):
     # (the continuation's first row at -O0 has the `await`'s line, not its column)
-    (tmp_path / "j.pc").write_text(JOINED)
-    proc = pycoro("run", level, "j.pc", cwd=tmp_path, env=ON)
+    proc = run_with_backtrace(pycoro, tmp_path, JOINED, level)
     assert proc.returncode == 101
-    assert re.fullmatch(r"""panic: work failed at j\.pc:3:17
+    assert re.fullmatch(r"""panic: work failed at p\.pc:3:17
 backtrace, most recent call first:
-   0: work at j\.pc:3:17
-   1: gather at j\.pc:9(:5)?
-   2: main at j\.pc:14:5
+   0: work at p\.pc:3:17
+   1: gather at p\.pc:9(:5)?
+   2: main at p\.pc:14:5
 """, proc.stderr), proc.stderr
 
 

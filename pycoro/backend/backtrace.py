@@ -33,7 +33,7 @@ import re
 
 import llvmlite.binding as llvm
 
-from ..common.record import record, replace
+from ..common.record import record
 
 TABLE = "__pc_backtrace_table"   # stdlib/rt.pc's `__backtrace_table()`
 # stdlib/rt_backtrace.pc's, which the table names for rt.pc to call
@@ -43,7 +43,7 @@ ANCHOR = NAME_FAULT              # rt_backtrace.pc's `code_address()` takes its 
 
 # stdlib/rt_backtrace.pc's BacktraceTable (its start: rt.pc's), BacktraceRange and BacktraceRow
 _HEADER = "{ ptr, ptr, i64, ptr, i64, i64, ptr, ptr, ptr }"
-_ARTIFICIAL = 1   # a range's flag: C's `main`, which calls the program's `main` (not shown)
+_ARTIFICIAL = 1   # a range's flag: code the compiler wrote (C's `main`), not shown
 
 
 @record(frozen=True)
@@ -55,7 +55,7 @@ class Range:
     depth: int            # 0: a function; n: inlined n calls deep
     call: tuple[str, int, int] | None   # an inlined call's file, line, column
     artificial: bool = False
-    coroutine: "Suspensions | None" = None   # a switched-resume coroutine's resume, destroy or cleanup function's
+    coroutine: str | None = None   # a switched-resume coroutine's (its resume, destroy or cleanup function's)
 
 
 @record(frozen=True)
@@ -92,11 +92,10 @@ def emit_object(module: llvm.ModuleRef, machine: llvm.TargetMachine, debug: bool
     # code generation changes the module it is given (CodeGenPrepare runs on
     # it): each emission starts from a copy of the pipeline's output
     pristine = module.clone()
-    indexes = suspend_indexes(module, machine.target_data)
-    coroutines = {name: (links or {}).get(name, -1) for name in indexes} | dict(links or {})
+    links, indexes = links or {}, suspend_indexes(module, machine.target_data)
     first = machine.emit_object(module.clone())
-    found = read_table(first, files or {}, {name: (link, *indexes.get(name, (-1, 0)))
-                                            for name, link in coroutines.items()})
+    found = read_table(first, files or {}, {name: (links.get(name, -1), *indexes.get(name, (-1, 0)))
+                                            for name in links.keys() | indexes.keys()})
     pristine.link_in(_table_module(machine, found))
     code = machine.emit_object(pristine)
     if found is not None and _text(code) != _text(first):   # not seen: the table would name the wrong code
@@ -164,8 +163,10 @@ _INDEX_OFFSET = re.compile(r"%index\.addr = getelementptr inbounds (?:nuw )?i8, 
 _INDEX_FIELD = re.compile(r"%index\.addr = getelementptr inbounds (?:nuw )?%(\"[^\"]+\"|\S+), ptr %\S+, i32 0, i32 (\d+)")
 
 
-def read_table(code: bytes, files: dict[str, str],
-               coroutines: dict[str, tuple[int, int, int]]) -> tuple[int, list[Range], list[Row]] | None:
+Table = tuple[int, list[Range], list[Row], dict[str, Suspensions]]
+
+
+def read_table(code: bytes, files: dict[str, str], coroutines: dict[str, tuple[int, int, int]]) -> Table | None:
     """The anchor's offset, the ranges and the line table of an ELF object's
     DWARF; None where it has none, or where the functions are not all in
     one section (`.text`; `.ltext` for MCJIT's code model)."""
@@ -189,8 +190,7 @@ def read_table(code: bytes, files: dict[str, str],
     # destroy and cleanup functions kept its code: one coroutine's, together
     suspensions = {name: Suspensions(*known, tuple(sites[name].get(k, "") for k in range(
                        max(sites[name], default=-1) + 1))) for name, known in coroutines.items()}
-    ranges = [replace(r, coroutine=suspensions[r.coroutine]) if r.coroutine is not None else r for r in ranges]
-    return anchor[0]["st_value"], ranges, rows
+    return anchor[0]["st_value"], ranges, rows, suspensions
 
 
 def _file_names(dwarf, unit, files: dict[str, str]) -> list[str]:
@@ -225,9 +225,9 @@ def _rows(dwarf, unit, names: list[str]) -> list[Row]:
 
 def _collect_ranges(dwarf, unit, die, depth: int, names: list[str], coroutines: dict[str, tuple[int, int, int]],
                     out: list[Range], sites: dict[str, dict[int, str]]) -> None:
-    """The functions and inlined calls of `die` and below into `out` (a
-    coroutine's resume function's with its name as `coroutine`, for now), and
-    the positions of each coroutine's suspend points into `sites`."""
+    """The functions and inlined calls of `die` and below into `out` (with the
+    coroutine a function is a part of), and the positions of each
+    coroutine's suspend points into `sites`."""
     inlined = die.tag == "DW_TAG_inlined_subroutine"
     if die.tag == "DW_TAG_subprogram" or inlined:
         depth += 1
@@ -241,7 +241,7 @@ def _collect_ranges(dwarf, unit, die, depth: int, names: list[str], coroutines: 
             file = die.attributes["DW_AT_call_file"].value
             call = (names[file] if file < len(names) else "?", die.attributes["DW_AT_call_line"].value,
                     die.attributes.get("DW_AT_call_column").value if "DW_AT_call_column" in die.attributes else 0)
-        artificial = "DW_AT_artificial" in origin.attributes or _is_c_main(origin) or _is_noop(origin)
+        artificial = "DW_AT_artificial" in origin.attributes or _is_noop(origin)
         coroutine = _coroutine_of(die) if not inlined else None
         if coroutine not in coroutines:
             coroutine = None
@@ -301,14 +301,6 @@ def _is_noop(die) -> bool:
     return name is not None and _text_of(name.value).startswith("__NoopCoro")
 
 
-def _is_c_main(die) -> bool:
-    """C's `main`, which the compiler writes to call the program's `main`
-    (`pc.main`): a subprogram named `main` with no other linkage name."""
-    name, linkage = die.attributes.get("DW_AT_name"), die.attributes.get("DW_AT_linkage_name")
-    return name is not None and _text_of(name.value) == "main" and (
-        linkage is None or _text_of(linkage.value) == "main")
-
-
 def _pc_ranges(dwarf, unit, die) -> list[tuple[int, int]]:
     attributes = die.attributes
     if "DW_AT_low_pc" in attributes and "DW_AT_high_pc" in attributes:
@@ -331,19 +323,20 @@ def _pc_ranges(dwarf, unit, die) -> list[tuple[int, int]]:
 
 # ---- the table as LLVM data
 
-def _table_module(machine: llvm.TargetMachine, table: tuple[int, list[Range], list[Row]] | None) -> llvm.ModuleRef:
+def _table_module(machine: llvm.TargetMachine, table: Table | None) -> llvm.ModuleRef:
     """A module that defines the table (empty for None)."""
     lines = [f'target triple = "{machine.triple}"', f'target datalayout = "{machine.target_data}"']
     if table is None:
         lines.append(f"@{TABLE} = hidden global {_HEADER} zeroinitializer")
         return llvm.parse_assembly("\n".join(lines))
-    anchor, ranges, rows = table
+    anchor, ranges, rows, coroutines = table
     strings = _Strings()
     sites: list[int] = []   # each coroutine's suspend points' positions, in a run of its own
 
-    def suspensions(c: Suspensions | None) -> tuple[int, ...]:
-        if c is None:
+    def suspensions(coroutine: str | None) -> tuple[int, ...]:
+        if coroutine is None:
             return -1, -1, 0, 0, 0
+        c = coroutines[coroutine]
         sites.extend(strings.offset(site) for site in c.sites)
         return c.link, c.index_at, c.index_bits, len(sites) - len(c.sites), len(c.sites)
 

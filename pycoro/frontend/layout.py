@@ -56,6 +56,16 @@ class StructLayouts:
             found = self._fields.get(t, ())
         return found
 
+    def offsets(self, fields) -> list[int]:
+        """Where each of `fields` ((name, type) pairs) lies in their C layout."""
+        found, offset = [], 0
+        for _, ft in fields:
+            size, align = self.size_align(ft)
+            offset = (offset + align - 1) // align * align
+            found.append(offset)
+            offset += size
+        return found
+
     def size_align(self, t: Type) -> tuple[int, int]:
         """(size, alignment) in bytes."""
         found = self._sizes.get(t)

@@ -37,27 +37,18 @@ from ..llvmcompat import I1, I8, I32, I64, PTR, TOKEN_NONE, field_ptr, mark_pres
 from .base import LINK_FRAME, CoroutineABI, PromisedEmitter
 
 FRAME_ALIGN = 16
-PTR_SIZE = 8
+_FUNCTIONS = 16   # a frame starts with its resume and destroy functions' addresses
 
 # The prelude's promise fields that name the coroutine continuing when this one
 # ends (SwitchEmitter._backtrace_link).
 _LINKS = ("parent", "continuation")
 
 
-def _align(offset: int, align: int) -> int:
-    return -(-offset // align) * align
-
-
-def _field_offset(layouts, struct, name: str) -> int:
-    """Where field `name` is in the C layout of `struct`."""
-    offset = 0
-    for field, t in layouts.fields(struct):
-        size, align = layouts.size_align(t)
-        offset = _align(offset, max(align, 1))
-        if field == name:
-            return offset
-        offset += size
-    raise KeyError(name)
+def promise_offset(promise_align: int) -> int:
+    """Where a switched-resume frame holds its promise: after the two
+    functions' addresses, at the offset `llvm.coro.promise` assumes."""
+    align = max(promise_align, 1)
+    return (_FUNCTIONS + align - 1) // align * align
 
 
 class SwitchEmitter(PromisedEmitter):
@@ -111,16 +102,17 @@ class SwitchEmitter(PromisedEmitter):
         ends: a Generator its `parent` (whose `yield from` it runs for), a Task
         its `continuation` (an `await`ing coroutine). That field's index in
         the promise and offset in the frame: the promise comes after the resume
-        and destroy functions' addresses, at the offset `llvm.coro.promise` assumes."""
+        and destroy functions' addresses (promise_offset)."""
         state = self.info.state
         if not self.records_backtraces or not in_stdlib(self.info.promise.decl.span.file):
             return None
         layouts = self.fg.mg.p.layouts
-        names = [name for name, _ in layouts.fields(state)]
-        promise_at = _align(2 * PTR_SIZE, layouts.size_align(state)[1])
+        fields = layouts.fields(state)
+        names = [name for name, _ in fields]
         for link in _LINKS:
             if link in names:
-                return names.index(link), promise_at + _field_offset(layouts, state, link)
+                index = names.index(link)
+                return index, promise_offset(layouts.size_align(state)[1]) + layouts.offsets(fields)[index]
         return None
 
     def backtrace_link(self) -> tuple[ir.Value, int]:

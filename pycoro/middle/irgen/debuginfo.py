@@ -27,16 +27,11 @@ from ...debugger import GDB_SCRIPT
 from ...frontend.types import (BOOL, HANDLE, I64 as I64_TYPE, STR, ArrayT, FloatT, IntT, PromiseT, PtrT, SliceT,
                                StructT, Type, abi_of)
 from .. import intrinsics
+from ..coro.switch import promise_offset
 from ..llvmcompat import I32, PTR, global_string
 
 _DWARF_VERSION = 5
 _DEBUG_INFO_VERSION = 3   # LLVM's metadata format (llvm::DEBUG_METADATA_VERSION)
-
-# The switched-resume ABI (LLVM's Coroutines.rst): a frame starts with the
-# resume and destroy functions, and the promise follows at this offset (it
-# would be later only for a promise aligned to more than 16 bytes, which
-# PyCoro's types never are).
-_PROMISE_OFFSET = 16
 
 # gdb's `.debug_gdb_scripts` entries: a byte of kind, then (kind 4, an
 # inlined Python script) the script's name on the first line and its text,
@@ -71,22 +66,24 @@ class DebugInfo:
             self._files[path] = self.module.add_debug_info("DIFile", {"filename": name, "directory": directory})
         return self._files[path]
 
-    def subprogram(self, fn: ir.Function, name: str, span) -> ir.DIValue:
-        """`fn`'s subprogram (attached to it), at `span` (its declaration)."""
+    def subprogram(self, fn: ir.Function, name: str, span, artificial: bool = False) -> ir.DIValue:
+        """`fn`'s subprogram (attached to it), at `span` (its declaration);
+        `artificial`: the compiler wrote it (a backtrace leaves it out)."""
         file = self.file(span.file)
         kind = self.module.add_debug_info("DISubroutineType", {"types": self.module.add_metadata([])})
-        sp = self.module.add_debug_info("DISubprogram", {
-            "name": name, "linkageName": fn.name, "scope": file, "file": file, "line": span.line,
-            "type": kind, "scopeLine": span.line, "spFlags": ir.DIToken("DISPFlagDefinition"),
-            "unit": self.unit,
-        }, is_distinct=True)
+        fields = {"name": name, "linkageName": fn.name, "scope": file, "file": file, "line": span.line,
+                  "type": kind, "scopeLine": span.line, "spFlags": ir.DIToken("DISPFlagDefinition"),
+                  "unit": self.unit}
+        if artificial:
+            fields["flags"] = ir.DIToken("DIFlagArtificial")
+        sp = self.module.add_debug_info("DISubprogram", fields, is_distinct=True)
         fn.set_metadata("dbg", sp)
         return sp
 
     def artificial(self, fn: ir.Function, span) -> None:
         """A subprogram for a function the compiler wrote (C's `main`), every
         instruction of it at `span`."""
-        scope = self.subprogram(fn, fn.name, span)
+        scope = self.subprogram(fn, fn.name, span, artificial=True)
         where = self.location(span, scope)
         for block in fn.blocks:
             for instruction in block.instructions:
@@ -194,8 +191,10 @@ class DebugInfo:
             return None
         no_signature = self.module.add_debug_info("DISubroutineType", {"types": self.module.add_metadata([])})
         function = self._pointer(no_signature)
-        members = [("resume", function, 0), ("destroy", function, 8), ("promise", promise, _PROMISE_OFFSET)]
-        size = _PROMISE_OFFSET + self.layouts.size_align(state)[0]
+        size, align = self.layouts.size_align(state)
+        at = promise_offset(align)   # the switched-resume ABI's (coro/switch.py)
+        members = [("resume", function, 0), ("destroy", function, 8), ("promise", promise, at)]
+        size += at
         return self.module.add_debug_info("DICompositeType", {
             "tag": ir.DIToken("DW_TAG_structure_type"), "name": f"{t}.frame", "size": size * 8,
             "elements": self.module.add_metadata([self._member(name, di, None, at) for name, di, at in members])})
@@ -233,14 +232,11 @@ class DebugInfo:
 
     def _struct(self, name: str, fields: list[tuple[str, Type]], size: int) -> ir.DIValue:
         """A struct laid out as C lays it out (as PyCoro does: frontend/layout.py)."""
-        members, offset = [], 0
-        for field, ft in fields:
-            field_size, align = self.layouts.size_align(ft)
-            offset = (offset + align - 1) // align * align
+        members = []
+        for (field, ft), offset in zip(fields, self.layouts.offsets(fields)):
             di = self.type(ft)
             if di is not None:
-                members.append(self._member(field, di, field_size, offset))
-            offset += field_size
+                members.append(self._member(field, di, self.layouts.size_align(ft)[0], offset))
         return self.module.add_debug_info("DICompositeType", {
             "tag": ir.DIToken("DW_TAG_structure_type"), "name": name, "size": size * 8,
             "elements": self.module.add_metadata(members)})
