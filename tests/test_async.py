@@ -197,3 +197,14 @@ def test_a_deadlock_report_with_a_very_long_path_stays_in_its_buffer(pycoro, tmp
     lines = proc.stderr.splitlines()
     assert lines[0] == "panic: deadlock: every task is waiting and no timer is pending"
     assert lines[1].startswith("  task 0 (main) at ") and len(proc.stderr) < 4200
+
+
+def test_the_deadlock_report_is_left_out_of_the_pipeline(pycoro, tmp_path):
+    """It runs at most once, before a panic: optimised, it took most of
+    compiling an async program (async_pingpong's pipeline 374 -> 150 ms)."""
+    optimised = _emit(pycoro, tmp_path, CHAIN, "lowered", "-O2")
+    for writer in ("pc.__deadlock", "pc.__say", "pc.__describe"):
+        header = _body(optimised, writer).splitlines()[0]
+        attributes = re.search(r"#(\d+) \{$", header).group(1)
+        listed = re.search(rf"^attributes #{attributes} = \{{([^}}]*)\}}", optimised, re.M).group(1)
+        assert {"optnone", "noinline", "cold"} <= set(listed.split()), (writer, listed)

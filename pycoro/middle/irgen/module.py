@@ -12,7 +12,7 @@ from ...frontend.layout import is_aggregate
 from ...frontend.program import CheckedProgram, FnInstance, GlobalVar
 from ...frontend.types import BOOL, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT, PromiseT, PtrT, SliceT, StructT, Type
 from ... import __version__
-from ...common.paths import in_stdlib
+from ...common.paths import in_stdlib, stdlib_display
 from .. import gpu, guards, intrinsics
 from ..coro.abis import ABIs
 from ..llvmcompat import EMPTY, I1, I32, PTR, SLICE, global_string
@@ -157,6 +157,8 @@ class ModuleGen:
             fn.attributes.add("returns_twice")   # or LLVM keeps values in registers longjmp restores stale
         if not inst.is_extern:
             fn.linkage = "internal" if self.internal and inst.display not in self.exported else "external"
+        if inst.decl.name in _NEVER_OPTIMISED.get(inst.decl.span.file, ()):
+            fn.attributes.update({"noinline", "optnone", "cold"})
         self.fns[key] = fn
         return fn
 
@@ -346,6 +348,15 @@ class ModuleGen:
 # C functions that return a second time (after a longjmp): calls to them must
 # be marked, as clang does for its known setjmp family.
 _RETURNS_TWICE = frozenset({"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp"})
+
+# Library functions that run at most once, on the way to a panic, and that no
+# pipeline optimises: std/async's deadlock report (its writers inlined into
+# one another, unrolled and vectorised, took LLVM's -O2 pipeline ~220 of
+# async_pingpong's ~360 ms, and code generation ~90 of its ~160).
+_NEVER_OPTIMISED = {
+    stdlib_display("async"): frozenset({"__deadlock", "__say", "__say_int", "__note_queue", "__number",
+                                        "__note", "__describe"}),
+}
 
 
 def _const_value(e: ast.Expr):
