@@ -49,12 +49,19 @@ def devirtualise_steps(module: llvm.ModuleRef, rerun) -> llvm.ModuleRef:
         return module
     # the step's return type → (name, calling convention) of each function
     # of its signature whose address is taken: it appears other than as a
-    # call's callee (a name it is the start of counts too, which only adds
-    # candidates). A declared one (not ours to know) is None: no candidate then.
+    # call's callee. The whole name only: a function that is only called is
+    # no candidate even where its name starts another's (a ramp `@pc.f`,
+    # `{ ptr, T } (ptr, i1)` where f takes one bool, and its continuation
+    # `@pc.f.resume.0`). A spurious candidate is not harmless: the pipeline
+    # optimises the call to it that the dispatch adds, and LICM's promotion
+    # may speculate that call's stores into the step's buffer on every path
+    # (an `i1` written back over the frame pointer's low byte:
+    # tests/programs/stream_step_ramp_not_a_candidate.pc).
+    # A declared one (not ours to know) is None: no candidate then.
     candidates: dict[str, list[tuple[str, str] | None]] = {}
     for found in _CANDIDATE.finditer(text):
         name = found.group("name")
-        if re.search(rf"@{re.escape(name)}(?!\()", text):
+        if re.search(rf"@{re.escape(name)}(?![-\w.$(])", text):
             known = (name, (found.group("cc") or "").strip()) if found.group("kind") == "define" else None
             candidates.setdefault(found.group("ret"), []).append(known)
 
