@@ -8,6 +8,7 @@ import pytest
 
 from emitted import emit as _emit
 from pycoro.middle import intrinsics
+from pycoro.pipeline.driver import Compilation
 
 SUM = """
 import "std/iter";
@@ -78,6 +79,27 @@ def test_a_pipeline_of_temporary_generators_is_one_loop(pycoro, tmp_path):
     lowered = _emit(pycoro, tmp_path, PIPELINE, "lowered", "-O2")
     assert "__pc_coro_alloc" not in lowered and "malloc" not in lowered
     assert ".resume(" not in lowered
+
+
+def test_a_generator_given_a_named_function_calls_it_directly(pycoro, tmp_path, tmp_path_factory):
+    """map(…, triple) is a copy of map that calls triple, before the pipeline:
+    the module has no call through a function value left, so LICM may promote
+    (middle/passes.licm_promotion_safe) and the pipeline's loops fuse into
+    one, as clang++'s do (gen_pipeline: 1.08 -> 0.81 ns)."""
+    emitted = _emit(pycoro, tmp_path, PIPELINE, "llvm", "-O2")
+    copies = set(re.findall(r'^define [^\n]*@"(pc\.\w+<[^"]*>\[[^"]*\])"', emitted, re.M))
+    assert copies == {"pc.map<i64,i64>[1=pc.triple]", "pc.filter<i64>[1=pc.even]"}
+    assert 'call i64 @"pc.triple"' in emitted and 'call i1 @"pc.even"' in emitted
+    assert not re.search(r'= call \S+ %', emitted), "a call through a function value is left"
+    c = Compilation(PIPELINE, "p.pc", tmp_path)
+    c.lower()
+    assert c.function_value_calls == {False: 0}
+    # a function chosen at run time is called through its pointer, and promotion is off
+    chosen = PIPELINE.replace("fn main() {", "fn main() { var f: fn(i64) -> i64 = triple;").replace(
+        "map(range(0, limit), triple)", "map(range(0, limit), f)")
+    c = Compilation(chosen, "p.pc", tmp_path_factory.mktemp("chosen"))
+    c.lower()
+    assert c.function_value_calls == {False: 1}
 
 
 def test_an_escaping_generator_is_heap_allocated(pycoro, tmp_path):

@@ -74,6 +74,7 @@ class Compilation:
         # of the lowered program's coroutines, for the backtrace table (ModuleGen.coroutine_links)
         self.coroutine_links: dict[str, int] = {}
         self.stream_steps = False   # a stream's step to devirtualise (middle/devirtualise.py)
+        self.function_value_calls: dict[bool, int] = {}   # per lowering (trampoline or not): emitted calls through fn values
         self._optimised: dict[tuple[bool, bool], llvm.ModuleRef] = {}
         self._exports: dict[bool, tuple[list[exports.Export], Compilation]] = {}   # by `python`
         self.unexported: dict[str, str] = {}   # the top-level functions not exported, and why (exports.unexported)
@@ -160,6 +161,7 @@ class Compilation:
                 module = generator.generate(entry=True, internal=True)
                 self.coroutine_links.update(generator.coroutine_links)
                 self.stream_steps |= generator.stream_steps
+                self.function_value_calls[trampoline] = generator.function_value_calls
                 module.triple = targets.triple_for(self.options.target)
                 self._lowered_ir[trampoline] = str(module)
         return self._lowered_ir[trampoline]
@@ -196,7 +198,8 @@ class Compilation:
         key = trampoline, jit
         if key not in self._optimised:
             text = self._lower(trampoline)
-            self._optimised[key] = self.optimise(self.link_runtime(text), self.machine(jit))
+            promote = self.function_value_calls[trampoline] == 0
+            self._optimised[key] = self.optimise(self.link_runtime(text), self.machine(jit), promote=promote)
         return self._optimised[key]
 
     def machine(self, jit: bool = False) -> llvm.TargetMachine:
@@ -237,9 +240,12 @@ class Compilation:
         return module
 
     def optimise(self, module: llvm.ModuleRef, machine: llvm.TargetMachine,
-                 level: int | None = None) -> llvm.ModuleRef:
-        """Target the module, verify it, and run the pipeline (at -O<level>, default the option's)."""
-        promote = licm_promotion_safe(self.checked)
+                 level: int | None = None, promote: bool | None = None) -> llvm.ModuleRef:
+        """Target the module, verify it, and run the pipeline (at -O<level>, default the option's).
+        `promote`: whether LICM may promote memory (middle/passes.licm_promotion_safe;
+        by default, whether the program calls no function value anywhere)."""
+        if promote is None:
+            promote = licm_promotion_safe(self.checked)
         with self.stage("optimise"):
             module.triple = machine.triple
             module.data_layout = str(machine.target_data)
@@ -261,7 +267,8 @@ class Compilation:
             # reads frames and allocation sites back from the pipeline's output)
             if self.options.opt_level > 0 and self.stream_steps:
                 with self.stage("devirtualise"):
-                    module = devirtualise_steps(module, lambda m: self.optimise(m, machine))
+                    promote = self.function_value_calls[self.trampoline] == 0
+                    module = devirtualise_steps(module, lambda m: self.optimise(m, machine, promote=promote))
             with self.stage("place ramps"):
                 inline_ramps(module, machine, self.options.opt_level)
                 if self.options.opt_level > 0 and resume_cc.applies(machine.triple):

@@ -44,6 +44,8 @@ class CallEmission:
         if isinstance(target, IndirectCall):
             fnt: FnT = self.type_of(e.callee)
             callee = self.expr(e.callee)
+            if not isinstance(callee, ir.Function):   # (a specialised copy's known parameter is one)
+                self.mg.function_value_calls += 1
             args = self.arguments(e.args, list(fnt.params))
             fnty = self.mg.signature(list(fnt.params), fnt.ret)
             return self.call_with(TypedCallee(callee, fnty), args, fnt.ret)
@@ -59,7 +61,26 @@ class CallEmission:
             args = self.arguments(e.args, [t for _, t in fn.params])
             return intrinsics.math_call(self.b, fn.decl.name, kind, args)
         args = self.call_arguments(e, target)
-        return self.call(fn, args, e.span, elide_safe=id(e) in self.inst.elide_safe)
+        callee = self.mg.specialised(fn, self.known_functions(e, target))
+        return self.call(fn, args, e.span, elide_safe=id(e) in self.inst.elide_safe, callee=callee)
+
+    def known_functions(self, e: ast.Call, target: DirectCall) -> tuple[tuple[int, FnInstance], ...]:
+        """The function-typed arguments of a call of a generator (or another
+        switched-resume or returned-continuation coroutine) that name a
+        function, or a parameter that this copy knows (module.specialised):
+        (parameter position, function) for each."""
+        fn = target.fn
+        if fn.coro is None or fn.decl.body is None or self.mg.explain:   # explain reads each coroutine once
+            return ()
+        first = 1 if target.receiver is not None else 0
+        known = []
+        for position, a in enumerate(e.args, first):
+            if position < len(fn.params) and isinstance(fn.params[position][1], FnT) and isinstance(a, ast.Name):
+                ref = self.inst.refs.get(a)
+                function = ref if isinstance(ref, FnInstance) else self.known_params.get(id(ref))
+                if function is not None:
+                    known.append((position, function))
+        return tuple(known)
 
     def call_arguments(self, e: ast.Call, target: DirectCall) -> list[ir.Value]:
         """A direct call's arguments, the receiver first (by address for `mut self`)."""
@@ -88,13 +109,14 @@ class CallEmission:
         self.landed(held)
         return values
 
-    def call(self, fn: FnInstance, args: list[ir.Value], span=None, elide_safe: bool = False) -> ir.Value | None:
+    def call(self, fn: FnInstance, args: list[ir.Value], span=None, elide_safe: bool = False,
+             callee: ir.Function | None = None) -> ir.Value | None:
         abi = self.mg.abis.of_function(fn)
         site = []
         if self.mg.explain and abi.counts_sites:
             site = [I32(len(self.mg.sites))]
             self.mg.sites.append((self.inst, span or self.current_span, fn))
-        return abi.call(self, fn, self.mg.declare(fn), args + site, elide_safe, site)
+        return abi.call(self, fn, callee or self.mg.declare(fn), args + site, elide_safe, site)
 
     def handle_op(self, t: Type, name: str, handle: ir.Value | None, promise_align: int = 8,
                   owning: bool = False) -> ir.Value | None:

@@ -37,6 +37,8 @@ class ExpressionEmission:
         ref = self.inst.refs[e]
         if isinstance(ref, FnInstance):
             return self.mg.declare(ref)
+        if id(ref) in self.known_params:   # a specialised copy's: calls through it are direct from the start
+            return self.mg.declare(self.known_params[id(ref)])
         return self.load(self.place(e), self.type_of(e))
 
     def expr_Unary(self, e: ast.Unary) -> ir.Value:

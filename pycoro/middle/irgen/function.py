@@ -28,12 +28,15 @@ _MAKES_VALUES = (ast.Call, ast.StructLit, ast.ArrayLit)
 class FnGen(StatementEmission, ExpressionEmission, CallEmission):
     """Emits the body of one function instance."""
 
-    def __init__(self, mg, inst: FnInstance, fn: ir.Function | None = None):
+    def __init__(self, mg, inst: FnInstance, fn: ir.Function | None = None,
+                 bound: dict[int, FnInstance] | None = None):
         # `mg`: the ModuleGen (module.py), which makes FnGens and is not
         # imported here: that would be an import cycle
         self.mg = mg
         self.inst = inst
-        self.fn = fn or mg.declare(inst)   # another function made from inst's code: a guard
+        self.fn = fn or mg.declare(inst)   # another function made from inst's code: a guard, a specialised copy
+        self.bound = bound or {}           # a specialised copy's known function parameters, by position
+        self.known_params: dict[int, FnInstance] = {}   # the same, by id of their LocalVar
         # Allocas go in their own entry block; the body starts in the next one.
         self.entry = self.fn.append_basic_block("entry")
         self.allocas = ir.IRBuilder(self.entry)
@@ -155,7 +158,10 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
                 continue
             arg = next(args)
             arg.name = name
-            if param.is_self and param.mut_self:
+            if i in self.bound:   # a specialised copy: the argument is known, and ignored
+                self.known_params[id(var)] = self.bound[i]
+                self.store(self.mg.declare(self.bound[i]), self.slot(var), t)
+            elif param.is_self and param.mut_self:
                 self.slots[id(var)] = arg   # `mut self` is the caller's place
             elif is_aggregate(t) and not self.body.copies_params:
                 self.slots[id(var)] = arg   # the caller's fresh copy, alive until we return
