@@ -462,3 +462,60 @@ def test_time_stages_after_a_mistake_says_no_stage_ran(pycoro, tmp_path):
     proc = pycoro("run", "--time-stages", tmp_path / "missing.pc")
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == [f"error: no such file: {tmp_path / 'missing.pc'}", "no compiler stage ran"]
+
+
+def test_version_names_pycoro_and_its_llvm(pycoro):
+    from pycoro import __version__
+    for flag in ("--version", "-V"):
+        proc = pycoro(flag)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith(f"pycoro {__version__} (LLVM 22."), proc.stdout
+        assert "llvmlite 0.50" in proc.stdout
+
+
+MISTAKE = "fn main() { let x: i64 = true; }\n"
+PLAIN = ("m.pc:1:26: error: expected `i64`, found `bool`\n"
+         "fn main() { let x: i64 = true; }\n"
+         "                         ^~~~\n")
+
+
+def _stderr(tmp_path, env: dict, terminal: bool) -> str:
+    """pycoro's stderr for a program with an error, written to a terminal (a
+    pseudo-terminal) or to a pipe, under `env` (colour variables cleared first)."""
+    (tmp_path / "m.pc").write_text(MISTAKE)
+    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
+    command = [sys.executable, "-m", "pycoro", "run", "m.pc"]
+    full_env = {**base, "TERM": "xterm-256color", **env}
+    if not terminal:
+        proc = subprocess.run(command, cwd=tmp_path, env=full_env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 1
+        return proc.stderr
+    import pty
+    leader, follower = pty.openpty()
+    proc = subprocess.run(command, cwd=tmp_path, env=full_env, stdout=subprocess.DEVNULL, stderr=follower,
+                          timeout=120)
+    os.close(follower)
+    data = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:   # EIO: the terminal's other end is closed and drained
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.close(leader)
+    assert proc.returncode == 1
+    return data.decode().replace("\r\n", "\n")
+
+
+def test_diagnostics_are_coloured_on_a_terminal_only(tmp_path):
+    coloured = _stderr(tmp_path, {}, terminal=True)
+    assert "\x1b[" in coloured and "error:" in coloured
+    assert _stderr(tmp_path, {}, terminal=False) == PLAIN                     # a pipe
+    assert _stderr(tmp_path, {"NO_COLOR": "1"}, terminal=True) == PLAIN       # https://no-color.org
+    assert _stderr(tmp_path, {"TERM": "dumb"}, terminal=True) == PLAIN
+    forced = _stderr(tmp_path, {"FORCE_COLOR": "1"}, terminal=False)
+    assert "\x1b[1;31merror:" in forced
+    assert "\x1b" not in forced.replace("\x1b[1;31m", "").replace("\x1b[0m", "").replace("\x1b[1m", "").replace(
+        "\x1b[1;32m", "")   # only bold and the severity's and the caret's colours

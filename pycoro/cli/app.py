@@ -15,6 +15,32 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="pycoro: compile and run PyCoro programs.")
 
 
+def version_line() -> str:
+    """What `pycoro --version` prints: the compiler's version, and the LLVM and
+    Python it compiles with (as `rustc -vV` names its LLVM)."""
+    import platform
+    from importlib.metadata import version
+
+    import llvmlite.binding as llvm
+
+    from .. import __version__
+    llvm_version = ".".join(map(str, llvm.llvm_version_info))
+    return (f"pycoro {__version__} (LLVM {llvm_version}, llvmlite {version('llvmlite')}, "
+            f"{platform.python_implementation()} {platform.python_version()})")
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(version_line())
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", "-V", callback=_show_version, is_eager=True,
+                                       help="Print the version of pycoro and of the LLVM it uses, and exit.")) -> None:
+    """pycoro: compile and run PyCoro programs."""
+
+
 def _choices(option: Option) -> type[Enum]:
     return Enum(option.param.title().replace("_", ""), {v: v for v in option.values}, type=str)
 

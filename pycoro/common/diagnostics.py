@@ -124,39 +124,87 @@ def _caret_line(src: str, span: Span) -> str:
     return prefix + "^" + "~" * (width - 1)
 
 
-def render(d: Diagnostic, color: bool = False, sources: Sources | None = None) -> str:
-    def paint(text: str, code: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if color else text
+# A rendered diagnostic: lines of (text, style) segments; a style is rich's
+# (docs: https://rich.readthedocs.io/en/stable/style.html), None for plain.
+Segments = list[list[tuple[str, str | None]]]
+_SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow"}
 
+
+def segments(d: Diagnostic, sources: Sources | None = None) -> Segments:
     where = f"{d.span}: " if d.span else ""
-    sev = paint(f"{d.severity}:", {"error": "1;31", "warning": "1;33"}.get(d.severity, "1;36"))
-    out = [f"{paint(where, '1')}{sev} {paint(d.message, '1')}"]
-    out += _source_excerpt(d.span, color, sources)
+    lines: Segments = [[(where, "bold"), (f"{d.severity}:", _SEVERITY_STYLES.get(d.severity, "bold cyan")),
+                        (" ", None), (d.message, "bold")]]
+    lines += _source_excerpt(d.span, sources)
     for text, span in d.notes:
-        out.append(f"{span}: note: {text}" if span else f"note: {text}")
-        out += _source_excerpt(span, color, sources)
+        lines.append([(f"{span}: note: {text}" if span else f"note: {text}", None)])
+        lines += _source_excerpt(span, sources)
     if d.hint:
-        out.append(f"{paint('hint:', '1;32')} {d.hint}")
-    return "\n".join(out)
+        lines.append([("hint:", "bold green"), (f" {d.hint}", None)])
+    return lines
 
 
-def _source_excerpt(span: Span | None, color: bool, sources: Sources | None) -> list[str]:
+def render(d: Diagnostic, color: bool = False, sources: Sources | None = None) -> str:
+    """The diagnostic as text (`color`: with ANSI colours, as on a terminal)."""
+    if color:
+        return _painted([segments(d, sources)], _console(force=True))
+    return "\n".join("".join(text for text, _ in line) for line in segments(d, sources))
+
+
+def _source_excerpt(span: Span | None, sources: Sources | None) -> Segments:
     if span is None or sources is None:
         return []
     src = sources.line(span.file, span.line)
     if src is None:
         return []
-    caret = _caret_line(src, span)
-    return [src, f"\x1b[1;32m{caret}\x1b[0m" if color else caret]
+    return [[(src, None)], [(_caret_line(src, span), "bold green")]]
 
 
 def render_all(diagnostics: list[Diagnostic], color: bool = False, sources: Sources | None = None) -> str:
     return "\n".join(render(d, color, sources) for d in diagnostics)
 
 
+def _console(force: bool = False):
+    """rich's console on stderr: it decides whether to colour as users expect
+    of a compiler (a terminal, not a pipe or a file; `NO_COLOR` turns colour
+    off and `FORCE_COLOR` on, https://no-color.org; `TERM=dumb` off).
+    Imported only to print diagnostics (rich takes ~15 ms to import)."""
+    from rich.console import Console
+    if force:
+        return Console(file=sys.stderr, force_terminal=True, color_system="standard", highlight=False,
+                       soft_wrap=True, emoji=False, markup=False)
+    return Console(file=sys.stderr, highlight=False, soft_wrap=True, emoji=False, markup=False)
+
+
+def _colours(console) -> bool:
+    return console.is_terminal and not console.no_color and console.color_system is not None
+
+
+def _painted(rendered: list[Segments], console) -> str:
+    from rich.text import Text
+    text = Text("\n".join("\n".join("".join(t for t, _ in line) for line in segs) for segs in rendered))
+    at = 0
+    for segs in rendered:
+        for line in segs:
+            for part, style in line:
+                if style and part:
+                    text.stylize(style, at, at + len(part))
+                at += len(part)
+            at += 1   # the newline
+    with console.capture() as captured:
+        console.print(text, end="")
+    return captured.get()
+
+
+def _print(diagnostics: list[Diagnostic], sources: Sources | None) -> None:
+    console = _console()
+    if _colours(console):
+        print(_painted([segments(d, sources) for d in diagnostics], console), file=sys.stderr)
+    else:
+        print(render_all(diagnostics, False, sources), file=sys.stderr)
+
+
 def print_diagnostics(diagnostics: list[Diagnostic], sources: Sources | None = None) -> None:
-    color = sys.stderr.isatty()
-    print(render_all(diagnostics, color, sources), file=sys.stderr)
+    _print(diagnostics, sources)
     errors = sum(d.severity == "error" for d in diagnostics)
     if errors > 1:
         print(f"{errors} errors", file=sys.stderr)
@@ -168,7 +216,7 @@ def print_warnings(warnings: list[Diagnostic] | str, sources: Sources | None = N
     if isinstance(warnings, str):
         print(warnings, file=sys.stderr)
     else:
-        print(render_all(warnings, sys.stderr.isatty(), sources), file=sys.stderr)
+        _print(warnings, sources)
 
 
 class Reporter:
