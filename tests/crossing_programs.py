@@ -20,7 +20,7 @@ fn norm2(p: Point) -> f64 { return p.x * p.x + p.y * p.y; }
 fn flip(s: Seg) -> Seg { return Seg { a: s.b, b: s.a, closed: !s.closed }; }
 fn walk(start: Point, n: i64) -> Generator<Point> {
     var p = start;
-    for i in 0..n { yield p; p.x += 1.0; }
+    for _i in 0..n { yield p; p.x += 1.0; }
 }
 fn loud(n: i64) -> Generator<Seg> {
     for i in 0..n { print("loud", i); yield Seg { a: Point { x: 0.0, y: 0.0 }, b: Point { x: 1.0, y: 1.0 }, closed: i == 1 }; }

@@ -30,7 +30,7 @@ async fn starts(name: str) -> Join<void> {
 async fn main() {
     print("main start");
     let a = spawn say("a", 2);
-    let b = spawn say("b", 3);
+    let _b = spawn say("b", 3);
     print("after spawn");
     let c = spawn say("c", 1);
     print(await quick(1));            // no suspension: no other task runs
@@ -238,7 +238,7 @@ async fn sender(name: str, ch: Channel<i64>, base: i64, n: i64) {
     print(name, "done");
 }
 async fn receiver(name: str, ch: Channel<i64>, n: i64) {
-    for i in 0..n {
+    for _i in 0..n {
         let m = await ch.recv();
         print(name, "got", m.ok, m.value);
     }
@@ -394,7 +394,7 @@ fn mid(n: i64) -> Task<i64> {
     let x = await a;
     let x2 = await a;
     print("mid got", x, y, x2);
-    let never = leaf("never", 0);
+    let _never = leaf("never", 0);
     co_return x + y;
 }
 async fn worker(n: i64) -> i64 {
@@ -476,14 +476,14 @@ async fn napper(name: str, ms: i64) {
 async fn main() {
     defer print("main defer");
     {
-        let j = spawn make("detached-running");
+        let _j = spawn make("detached-running");
     }
     let q = spawn make("detached-done");
-    let n1 = spawn napper("short", 5);
-    let n2 = spawn napper("long", 50);
+    let _n1 = spawn napper("short", 5);
+    let _n2 = spawn napper("long", 50);
     await sleep(1);
     {
-        let r = q;
+        let _r = q;
     }
     print("dropped q");
     let gens = channel<Generator<i64>>(3);
@@ -560,7 +560,7 @@ async fn main() {
     defer print("main defer");
     let a = spawn boom(1);
     let b = spawn boom(2);
-    let c = spawn boom(3);
+    let _c = spawn boom(3);
     print("main waits");
     await a;
     print("joined a");
@@ -606,11 +606,11 @@ async fn pull(ch: Channel<i64>) {
 }
 async fn main() {
     let ch = channel<i64>(1);
-    let p = spawn pull(ch);
+    let _p = spawn pull(ch);
     await yield_now();
-    let a = spawn push("a", ch, 1);
-    let b = spawn push("b", ch, 2);
-    let c = spawn push("c", ch, 3);
+    let _a = spawn push("a", ch, 1);
+    let _b = spawn push("b", ch, 2);
+    let _c = spawn push("c", ch, 3);
     await sleep(5);
     print("closing", now());
     ch.close();
@@ -650,7 +650,7 @@ run_main(main)
 CAPACITY_ZERO_PC = r"""
 async fn main() {
     print("before");
-    let ch = channel<i64>(0);
+    let _ch = channel<i64>(0);
     print("unreachable");
 }
 """
@@ -677,7 +677,7 @@ async fn ticker(n: i64) {
 async fn main() {
     let ch = channel<i64>(1);
     let w = spawn waiter(ch);
-    let t = spawn ticker(3);
+    let _t = spawn ticker(3);
     print("main waits");
     print(await w);
 }

@@ -519,3 +519,25 @@ def test_diagnostics_are_coloured_on_a_terminal_only(tmp_path):
     assert "\x1b[1;31merror:" in forced
     assert "\x1b" not in forced.replace("\x1b[1;31m", "").replace("\x1b[0m", "").replace("\x1b[1m", "").replace(
         "\x1b[1;32m", "")   # only bold and the severity's and the caret's colours
+
+
+UNUSED = "fn main() {\n    let unit = 1;\n    print(2);\n}\n"
+
+
+def test_a_warning_leaves_the_status_alone_and_deny_warnings_makes_it_an_error(pycoro, tmp_path, cache_dir):
+    (tmp_path / "u.pc").write_text(UNUSED)
+    warning = ("u.pc:2:9: warning: unused variable: `unit`\n    let unit = 1;\n        ^~~~\n"
+               "hint: if this is intentional, prefix it with an underscore: `_unit`\n")
+    for _ in range(2):   # compiled, then from the cache (which shows its warnings again, as cargo does)
+        proc = pycoro("run", "u.pc", cwd=tmp_path)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "2\n", warning)
+    for command in (["run"], ["check"], ["build", "-o", "u"]):
+        proc = pycoro(*command, "--deny-warnings", "u.pc", cwd=tmp_path)
+        assert proc.returncode == 1, (command, proc.stderr)
+        assert proc.stdout == ""
+        assert proc.stderr.startswith("u.pc:2:9: error: unused variable: `unit`\n"), proc.stderr
+        assert "note: `--deny-warnings` makes every warning an error" in proc.stderr
+    assert not (tmp_path / "u").exists()
+    (tmp_path / "u.pc").write_text(UNUSED.replace("unit", "_unit"))
+    proc = pycoro("run", "--deny-warnings", "u.pc", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "2\n", "")

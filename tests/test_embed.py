@@ -24,7 +24,7 @@ fn noisy(n: i64) -> Generator<i64> {
     defer print("noisy: closed");
     for i in 0..n { print("noisy: made", i); yield i; }
 }
-fn counted(n: i64) -> Generator<i64> { for i in 0..n { calls += 1; yield calls; } }
+fn counted(n: i64) -> Generator<i64> { for _i in 0..n { calls += 1; yield calls; } }
 fn generic<T>(x: T) -> T { return x; }
 fn by_struct(p: P) -> i64 { return p.x; }
 fn fresh() -> P { return P { x: 1 }; }
@@ -168,7 +168,7 @@ extern fn srand(seed: u32);
 extern fn puts(s: ptr<u8>) -> i32;
 extern fn isalpha(c: i32) -> i32;
 fn distances(n: i64) -> Generator<f64> { for i in 0..n { yield sqrt((labs(i) * labs(i)) as f64); } }
-fn dice(n: i64) -> Generator<i32> { for i in 0..n { yield rand() % 6; } }
+fn dice(n: i64) -> Generator<i32> { for _i in 0..n { yield rand() % 6; } }
 fn seed(s: u32) { srand(s); }
 fn shout(n: i64) -> i64 { puts("shout"); return n; }
 fn letter(c: i32) -> bool { return isalpha(c) != 0; }   // glibc indexes a table: it may fault

@@ -3,7 +3,10 @@ is mapped from the top-level stdlib/), so a new subpackage must be listed
 there, or `pip install .` leaves it out while an editable install works."""
 from __future__ import annotations
 
+import subprocess
+import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
@@ -18,10 +21,7 @@ def test_every_package_is_listed():
     assert found <= _listed(), sorted(found - _listed())
 
 
-def _wheel(tmp_path) -> "zipfile.ZipFile":
-    import subprocess
-    import sys
-    import zipfile
+def _wheel(tmp_path) -> zipfile.ZipFile:
     subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
                    check=True, capture_output=True, timeout=600)
     return zipfile.ZipFile(next(tmp_path.glob("pycoro-*.whl")))

@@ -17,7 +17,7 @@ from pycoro.pipeline.options import Options
 def _warnings(source: str) -> list[str]:
     c = Compilation(source, "r.pc", Path.cwd(), Options(need_main=False))
     c.check()
-    return [f"{d.span.line}:{d.span.col}: {d.message}" for d in c.warnings]
+    return [f"{d.span.line}:{d.span.col}: {d.message}" for d in c.warnings if "recursing" in d.message]
 
 
 WARNED = {

@@ -62,6 +62,8 @@ ALLOW_DEVICE_HEAP = Option(("--allow-device-heap",), "allow_device_heap",
                            "nvptx: accept coroutine frames from the device heap")
 EMIT = Option(("--emit",), "emit", "default: exe, or ptx for --target nvptx", EMITS, None)
 DEBUG = Option(("-g",), "debug", "DWARF for debuggers: line tables, variables, types (docs/debugging.md)")
+DENY_WARNINGS = Option(("--deny-warnings",), "deny_warnings",
+                       "make every warning an error (exit status 1), as rustc's -D warnings")
 
 
 def in_big_stack(action):
@@ -125,10 +127,22 @@ def options_for(opt: int = 2, target: str = "native", arch: str | None = None, a
                    debug=debug or (target == "native" and backtraces_wanted()))
 
 
-def compilation(file: str, options):
+def compilation(file: str, options, deny_warnings: bool = False):
     from ..common.diagnostics import print_warnings
     from ..pipeline.driver import Compilation   # the whole compiler: imported only when needed
-    return Compilation.from_file(file, options, warn=print_warnings)
+    return Compilation.from_file(file, options, warn=_denied if deny_warnings else print_warnings)
+
+
+def _denied(warnings: list | str, sources) -> None:
+    """--deny-warnings: the warnings are errors (the compilation stops at them).
+    Commands check before they take anything from the cache (whose entries
+    keep their warnings as text), so `warnings` are diagnostics here."""
+    from ..common.diagnostics import Diagnostic
+    denied = ("`--deny-warnings` makes every warning an error", None)
+    if isinstance(warnings, str):
+        raise CompileError([Diagnostic(f"warnings denied by --deny-warnings:\n{warnings}", None)])
+    raise CompileError([Diagnostic(w.message, w.span, "error", w.notes + [denied], w.hint)
+                        for w in warnings], sources)
 
 
 def stage_report(times: list[tuple[str, float]], from_cache: bool = False) -> str:
@@ -161,7 +175,8 @@ def _guarded_and_timed(time_stages: bool, work) -> int:
 
 
 def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: bool = False,
-                real_time: bool = False, time_stages: bool = False, debug: bool = False) -> int:
+                real_time: bool = False, time_stages: bool = False, debug: bool = False,
+                deny_warnings: bool = False) -> int:
     """`pycoro run`: the program's exit status. From the cache when it was
     compiled before (rerun.py: no compiler, no LLVM), else compiled now."""
     # Compiled code never returns to Python's signal check: let Ctrl-C end the
@@ -171,9 +186,11 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
     def work(made: list):
         from ..pipeline.rerun import run_cached
         options = options_for(opt, trampoline=trampoline, real_time=real_time, debug=debug)
-        status = run_cached(file, options, check_leaks)
+        status = run_cached(file, options, check_leaks, deny_warnings)
         if status is None:
-            made.append(compilation(file, options))
+            made.append(compilation(file, options, deny_warnings))
+            if deny_warnings:
+                made[-1].check()   # the warnings, as errors (a cache entry keeps only their text)
             status = made[-1].run(check_leaks)
         else:
             made.append(None)   # from the cache
@@ -183,7 +200,8 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
 
 def build_program(file: str, output: str | None = None, target: str = "native", arch: str | None = None,
                   allow_device_heap: bool = False, emit: str | None = None, opt: int = 2,
-                  real_time: bool = False, time_stages: bool = False, debug: bool = False) -> int:
+                  real_time: bool = False, time_stages: bool = False, debug: bool = False,
+                  deny_warnings: bool = False) -> int:
     """`pycoro build`: writes the artefact; the exit status."""
     emit = emit or ("ptx" if target == "nvptx" else "exe")
     out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit]).name or "a.out"
@@ -197,15 +215,15 @@ def build_program(file: str, output: str | None = None, target: str = "native", 
         if target != "nvptx" and (arch or allow_device_heap):
             raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
         made.append(compilation(file, options_for(opt, target, arch, allow_device_heap, real_time=real_time,
-                                                  debug=debug)))
+                                                  debug=debug), deny_warnings))
         made[-1].build(emit, out)
         return 0
     return _guarded_and_timed(time_stages, work)
 
 
-def check_program(file: str, target: str = "native") -> int:
+def check_program(file: str, target: str = "native", deny_warnings: bool = False) -> int:
     """`pycoro check`."""
-    return guarded(lambda: (compilation(file, options_for(target=target)).check(), 0)[1])
+    return guarded(lambda: (compilation(file, options_for(target=target), deny_warnings).check(), 0)[1])
 
 
 def explain_program(file: str, opt: int = 2, target: str = "native", arch: str | None = None) -> int:
@@ -234,12 +252,12 @@ def gdb_program(file: str) -> int:
 
 COMMANDS = {
     "run": Command(run_program, "Compile FILE in memory (JIT) and run `main`; exit with its status.",
-                   (OPT, DEBUG, CHECK_LEAKS, TRAMPOLINE, REAL_TIME, TIME_STAGES), plain=True),
+                   (OPT, DEBUG, CHECK_LEAKS, TRAMPOLINE, REAL_TIME, TIME_STAGES, DENY_WARNINGS), plain=True),
     "build": Command(build_program, "Write an artefact: a native executable, a shared library with its C "
                      "header, or PTX for --target nvptx.",
-                     (OUTPUT, TARGET, ARCH, ALLOW_DEVICE_HEAP, EMIT, OPT, DEBUG, REAL_TIME, TIME_STAGES),
-                     plain=True),
-    "check": Command(check_program, "Parse and type-check FILE only.", (TARGET,)),
+                     (OUTPUT, TARGET, ARCH, ALLOW_DEVICE_HEAP, EMIT, OPT, DEBUG, REAL_TIME, TIME_STAGES,
+                      DENY_WARNINGS), plain=True),
+    "check": Command(check_program, "Parse and type-check FILE only.", (TARGET, DENY_WARNINGS)),
     "explain": Command(explain_program, "Report coroutine frames, their ABIs, and heap elision per call site.",
                        (OPT, TARGET, ARCH)),
     "gdb": Command(gdb_program, "Debug FILE, an executable built with -g, in gdb with pycoro's printers for "

@@ -200,6 +200,7 @@ class Let(Stmt):
     mutable: bool
     type: TypeExpr | None
     init: Expr | None
+    name_span: Span | None = None
 
 
 @node
@@ -239,6 +240,7 @@ class For(Stmt):
     end: Expr | None       # set for `for i in a..b`
     inclusive: bool        # `a..=b`
     body: Block
+    name_span: Span | None = None
 
 
 @node
@@ -246,6 +248,7 @@ class With(Stmt):
     var: str
     expr: Expr
     body: Block
+    name_span: Span | None = None
 
 
 @node

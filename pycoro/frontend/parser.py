@@ -347,7 +347,7 @@ class _ToAst(Transformer):
     @v_args(meta=True, inline=True)
     def let_stmt(self, meta, binding, name, type_, op, init):
         return ast.Let(self._span(meta), str(name), binding == "var", type_,
-                       self._initializer(op, init))
+                       self._initializer(op, init), name_span=self._tok_span(name))
 
     @v_args(meta=True, inline=True)
     def assign_stmt(self, meta, target, op, value):
@@ -371,11 +371,11 @@ class _ToAst(Transformer):
 
     @v_args(meta=True, inline=True)
     def for_stmt(self, meta, var, iter_, op, end, body):
-        return ast.For(self._span(meta), str(var), iter_, end, op == "..=", body)
+        return ast.For(self._span(meta), str(var), iter_, end, op == "..=", body, name_span=self._tok_span(var))
 
     @v_args(meta=True, inline=True)
     def with_stmt(self, meta, var, expr, body):
-        return ast.With(self._span(meta), str(var), expr, body)
+        return ast.With(self._span(meta), str(var), expr, body, name_span=self._tok_span(var))
 
     @v_args(meta=True)
     def break_stmt(self, meta, _):
