@@ -38,3 +38,20 @@ def test_what_each_word_is():
     assert (Keyword, "fn") in tokens and (Name.Function, "gen") in tokens and (Keyword, "yield") in tokens
     assert (Keyword.Type, "Generator") in tokens and (Name.Builtin, "print") in tokens
     assert any(kind in String for kind, _ in tokens)
+
+
+def test_the_textmate_grammar_for_editors_is_in_step():
+    """editors/vscode (VS Code and any TextMate-grammar editor): valid JSON,
+    expressions that compile, every keyword of the lexer's."""
+    import json
+    folder = ROOT / "editors" / "vscode"
+    package = json.loads((folder / "package.json").read_text())
+    grammar = json.loads((folder / package["contributes"]["grammars"][0]["path"]).read_text())
+    assert package["contributes"]["languages"][0]["extensions"] == [".pc"]
+    json.loads((folder / "language-configuration.json").read_text())
+    matched = " ".join(p.get("match", "") + p.get("begin", "") for p in grammar["patterns"])
+    for pattern in grammar["patterns"]:
+        for key in ("match", "begin", "end"):
+            if key in pattern:
+                re.compile(pattern[key])
+    assert all(re.search(rf"\b{word}\b", matched) for word in KEYWORDS + CONSTANTS)

@@ -79,5 +79,13 @@ for _name, _command in COMMANDS.items():
     _add(_name, _command)
 
 
+@app.command("lsp")
+def _lsp() -> None:
+    """Run the language server (LSP, on stdin and stdout) for editors: diagnostics as you
+    type, types on hover, go to definition, document symbols (docs/editors.md)."""
+    from ..lsp import serve   # pygls: imported only here
+    serve()
+
+
 def main() -> None:
     app()
