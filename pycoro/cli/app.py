@@ -81,8 +81,7 @@ for _name, _command in COMMANDS.items():
 
 @app.command("lsp")
 def _lsp() -> None:
-    """Run the language server (LSP, on stdin and stdout) for editors: diagnostics as you
-    type, types on hover, go to definition, document symbols (docs/editors.md)."""
+    """Run the language server (LSP on stdin and stdout) for editors (docs/editors.md)."""
     from ..lsp import serve   # pygls: imported only here
     serve()
 
