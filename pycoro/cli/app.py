@@ -12,7 +12,9 @@ import typer
 from .commands import ANY, COMMANDS, FLAG, OPT_LEVELS, Command, Option
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="pycoro: compile and run PyCoro programs.")
+                  help="pycoro: compile and run PyCoro programs.",
+                  epilog="Learn the language: docs/tutorial.md (a tour, step by step) and docs/language.md "
+                         "(the language, section by section), https://github.com/pycoro/pycoro/tree/main/docs")
 
 
 def version_line() -> str:
