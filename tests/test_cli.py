@@ -541,3 +541,22 @@ def test_a_warning_leaves_the_status_alone_and_deny_warnings_makes_it_an_error(p
     (tmp_path / "u.pc").write_text(UNUSED.replace("unit", "_unit"))
     proc = pycoro("run", "--deny-warnings", "u.pc", cwd=tmp_path)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "2\n", "")
+
+
+@pytest.mark.parametrize("source,hint", [
+    ("fn main() { for v in range(0, 3) { print(v); } }\n", 'hint: `range` is in `std/iter`: add `import "std/iter";`'),
+    ("fn main() { print(now()); }\n", 'hint: `now` is in `std/async`: add `import "std/async";`'),
+    ("fn main() { let n: i64 = 3; let z: f64 = n; print(z); }\n", "hint: convert it: `n as f64`"),
+    ("fn main() { let n: i32 = 3; let z: i64 = n + 1i32; print(z); }\n", "hint: convert it: `(…) as i64`"),
+    ("struct P { x: f64, y: f64 }\nfn main() { let p = P { x: 1.0, y: 2.0 }; print(p.z); }\n",
+     "hint: `P` has fields `x`, `y`"),
+    ("struct P { x: f64, y: f64 }\nfn main() { let p = P { x: 1.0, y: 2.0 }; print(p.xx); }\n",
+     "hint: did you mean `x`?"),
+    ("fn main() {\n    var i = 0;\n    i++;\n    print(i);\n}\n", "hint: PyCoro has no `++`: write `i += 1`"),
+    ("fn main() {\n    var count = 0;\n    count--;\n    print(count);\n}\n", "hint: PyCoro has no `--`: write `count -= 1`"),
+])
+def test_hints_for_common_mistakes(pycoro, tmp_path, source, hint):
+    (tmp_path / "m.pc").write_text(source)
+    proc = pycoro("check", "m.pc", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[3] == hint, proc.stderr

@@ -17,6 +17,11 @@ def first_defined_here() -> str: return "first defined here"
 def unknown_name(name: str) -> str: return f"cannot find {q(name)} in this scope"
 def unknown_type(name: str) -> str: return f"unknown type {q(name)}"
 def did_you_mean(name: str) -> str: return f"did you mean {q(name)}?"
+def import_hint(name: str, module: str) -> str: return f'{q(name)} is in `{module}`: add `import "{module}";`'
+def as_hint(expr: str, t: object) -> str: return f"convert it: `{expr} as {t}`"
+def fields_hint(t: object, names: list[str]) -> str:
+    return f"{q(t)} has no fields" if not names else \
+        f"{q(t)} has field{'s' * (len(names) > 1)} " + ", ".join(map(q, names))
 def type_arity(name: str, want: int, got: int) -> str:
     return f"{q(name)} takes {want} type argument{'s' * (want != 1)} but {got} were given"
 def not_generic(name: str) -> str: return f"{q(name)} is not generic"

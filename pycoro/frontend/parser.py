@@ -601,6 +601,10 @@ def _diagnostic_for(lark: Lark, err: UnexpectedInput, file: str, text: str) -> D
     hint = None
     if tok.value in ("<", ">", "<=", ">=", "==", "!=") and previous is not None:
         hint = "comparison operators cannot be chained: write `a < b && b < c`"
+    if previous is not None and brace is not None and previous.value == brace.value in ("+", "-") \
+            and brace.end_pos == previous.start_pos:   # `i++` / `i--`
+        target = history[-3].value if history[-3] is not None and history[-3].type == "NAME" else "x"
+        hint = f"PyCoro has no `{previous.value * 2}`: write `{target} {previous.value}= 1`"
     if tok.value == ":" and brace is not None and brace.value == "{":
         hint = ("a struct literal in the head of `if`, `while`, `for` or `with` "
                 "must be parenthesised: `(Name { … })`")

@@ -7,6 +7,8 @@ duplicates, including clashes with names the stdlib defines.
 from __future__ import annotations
 
 import difflib
+import functools
+import re
 from pathlib import Path
 
 from . import ast
@@ -146,7 +148,24 @@ class Namespace:
     def suggest(self, name: str, extra: list[str]) -> str | None:
         candidates = list(self.decls) + list(extra) + list(BUILTIN_FUNCTIONS)
         close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
-        return M.did_you_mean(close[0]) if close else None
+        if close:
+            return M.did_you_mean(close[0])
+        module = library_names().get(name)
+        return M.import_hint(name, module) if module is not None else None
+
+
+@functools.cache
+def library_names() -> dict[str, str]:
+    """The top-level names of the library modules a program imports itself
+    (`range` → `std/iter`), for the hint of a name used without its import;
+    read from their text only when such a name is missing."""
+    names: dict[str, str] = {}
+    for path in sorted(stdlib_dir().glob("*.pc")):
+        if path.stem in ("prelude", "rt", "rt_backtrace"):   # always there, or the compiler's own
+            continue
+        for m in re.finditer(r"^(?:async |kernel )?(?:fn|struct|promise) ([A-Za-z]\w*)", path.read_text(), re.M):
+            names.setdefault(m.group(1), f"std/{path.stem}")
+    return names
 
 
 def span_of(decl: ast.Decl) -> Span:

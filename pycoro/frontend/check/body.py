@@ -9,7 +9,7 @@ from .. import ast
 from .. import messages as M
 from ..program import DirectCall, FnInstance, LocalVar
 from ..resolve import span_of
-from ..types import BOOL, ERROR, HANDLE, NULL, VOID, ArrayT, PromiseT, PtrT, SliceT, Type
+from ..types import BOOL, ERROR, HANDLE, NULL, VOID, ArrayT, FloatT, IntT, PromiseT, PtrT, SliceT, Type
 from .calls import CallRules
 from .expressions import ExpressionRules
 from .flow import always_returns
@@ -112,7 +112,10 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
         if got != t:
             slices = isinstance(t, SliceT) and isinstance(got, ArrayT) and got.elem == t.elem
             name = e.name if isinstance(e, ast.Name) else "array"
-            self.r.error(M.mismatch(t, got), e.span, hint=M.slice_it_hint(name) if slices else None)
+            hint = M.slice_it_hint(name) if slices else None
+            if isinstance(t, (IntT, FloatT)) and isinstance(got, (IntT, FloatT)):   # no implicit conversions
+                hint = M.as_hint(e.name if isinstance(e, ast.Name) else "(…)", t)
+            self.r.error(M.mismatch(t, got), e.span, hint=hint)
         return t
 
     def check_expr(self, e: ast.Expr, expected: Type | None) -> Type:

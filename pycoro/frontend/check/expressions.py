@@ -3,6 +3,8 @@ literals and their context types, names, operators, casts, indexing,
 fields, struct and array literals."""
 from __future__ import annotations
 
+import difflib
+
 
 from ...common.diagnostics import Span
 from ...common.memo import while_alive
@@ -278,6 +280,10 @@ class ExpressionRules:
         hint = M.ptr_field_hint(e.name) if isinstance(base, PtrT) and isinstance(base.elem, StructT) else None
         if self.p.find_method(base, e.name) is not None:
             hint = f"`{e.name}` is a method: call it with `(…)`"
+        elif hint is None and isinstance(base, StructT):
+            names = [name for name, _ in self.p.struct_fields(base)]
+            close = difflib.get_close_matches(e.name, names, n=1, cutoff=0.6)
+            hint = M.did_you_mean(close[0]) if close else M.fields_hint(base, names)
         self.r.error(M.no_field(base, e.name), e.span, hint=hint)
         return ERROR
 
