@@ -18,10 +18,38 @@ from __future__ import annotations
 from ..common.diagnostics import Diagnostic, Span
 from ..common.paths import in_stdlib
 from . import ast
-from .program import CheckedProgram, LocalVar
+from .program import CheckedProgram, DirectCall, LocalVar
 
 
 def warnings(program: CheckedProgram) -> list[Diagnostic]:
+    found: list[Diagnostic] = _variables(program) + _coroutines(program)
+    return sorted(found, key=lambda d: (d.span.file, d.span.line, d.span.col))
+
+
+def _coroutines(program: CheckedProgram) -> list[Diagnostic]:
+    """A lazy coroutine made by a call whose value nothing takes (`count(3);`):
+    it is destroyed at the end of the statement, its body never run, as
+    rustc warns of a future that is never awaited."""
+    found: list[Diagnostic] = []
+    seen: set[int] = set()
+    for inst in program.functions:
+        if inst.decl.body is None or in_stdlib(inst.decl.span.file):
+            continue
+        for statement in nodes(inst.decl.body, ast.ExprStmt):
+            call = statement.expr
+            target = inst.calls.get(call) if isinstance(call, ast.Call) else None
+            if id(call) in seen or not isinstance(target, DirectCall) or target.fn.coro is None \
+                    or not target.fn.coro.initial_suspend:
+                continue
+            seen.add(id(call))
+            found.append(Diagnostic(f"unused coroutine: `{target.fn.decl.name}(…)` is made and destroyed "
+                                    "without running", call.span, severity="warning",
+                                    hint="its body runs only when it is resumed: iterate it, await it, "
+                                    "or keep it in a variable"))
+    return found
+
+
+def _variables(program: CheckedProgram) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     seen: set[int] = set()   # declarations reported (of any instance)
     for inst in program.functions:
@@ -35,7 +63,7 @@ def warnings(program: CheckedProgram) -> list[Diagnostic]:
                 continue
             seen.add(id(node))
             found.append(_warning(node, var.name))
-    return sorted(found, key=lambda d: (d.span.file, d.span.line, d.span.col))
+    return found
 
 
 def _warning(node: ast.Node, name: str) -> Diagnostic:
@@ -43,3 +71,16 @@ def _warning(node: ast.Node, name: str) -> Diagnostic:
     at = Span(span.file, span.line, span.col, span.line, span.col + len(name))
     return Diagnostic(f"unused variable: `{name}`", at, severity="warning",
                       hint=f"if this is intentional, prefix it with an underscore: `_{name}`")
+
+
+def nodes(node, kind: type):
+    """Every node of `kind` in a syntax tree."""
+    if isinstance(node, kind):
+        yield node
+    if isinstance(node, tuple):
+        for item in node:
+            yield from nodes(item, kind)
+    elif isinstance(node, ast.Node):
+        for name in ast.fields(node):
+            if name != "span":
+                yield from nodes(getattr(node, name), kind)

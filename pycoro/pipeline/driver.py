@@ -26,8 +26,9 @@ import llvmlite.binding as llvm
 from ..common import cache
 from . import rerun
 from ..backend import backtrace, clib, jit, link, symbols, targets
-from ..common.diagnostics import CompileError, Diagnostic, LeakError, Reporter, Sources, Span, decode_source, render_all
-from ..frontend import ast, exports, python_entries, recursion, unused
+from ..common.diagnostics import (CompileError, Diagnostic, LeakError, Reporter, Sources, Span, decode_source,
+                                  in_source_order, render_all)
+from ..frontend import ast, exports, python_entries, recursion, unreachable, unused
 from ..frontend.check import ProgramChecker, check_program
 from ..frontend.parser import parse
 from ..frontend.gpu import GPU_TARGETS
@@ -126,7 +127,8 @@ class Compilation:
                 checker = ProgramChecker(modules, reporter, rules)
                 program = checker.run(need_main and rules not in GPU_TARGETS, self.display)
                 reporter.check()
-                self._warn(unused.warnings(program) + recursion.warnings(program))
+                self._warn(in_source_order(unused.warnings(program) + unreachable.warnings(program)
+                                            + recursion.warnings(program)))
             self._checkers[need_main] = checker, program
         return self._checkers[need_main]
 
