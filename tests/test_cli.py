@@ -560,3 +560,39 @@ def test_hints_for_common_mistakes(pycoro, tmp_path, source, hint):
     proc = pycoro("check", "m.pc", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.splitlines()[3] == hint, proc.stderr
+
+
+def test_run_reads_the_program_from_stdin(tmp_path):
+    (tmp_path / "lib.pc").write_text("fn twice(x: i64) -> i64 { return 2 * x; }\n")
+    proc = subprocess.run([sys.executable, "-m", "pycoro", "run", "-"], cwd=tmp_path, capture_output=True, text=True,
+                          input='import "lib.pc";\nfn main() { print(twice(21)); }\n', timeout=120)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "42\n", "")
+    proc = subprocess.run([sys.executable, "-m", "pycoro", "check", "-"], cwd=tmp_path, capture_output=True,
+                          text=True, input="fn main() { let x: i64 = true; print(x); }\n", timeout=120)
+    assert proc.returncode == 1 and proc.stderr.startswith("<stdin>:1:26: error: expected `i64`, found `bool`")
+
+
+@pytest.mark.parametrize("emit,start", [("llvm", "; ModuleID"), ("lowered", "; ModuleID"), ("asm", "\t.")])
+def test_text_artefacts_go_to_stdout_with_o_dash(hello, pycoro, tmp_path, emit, start):
+    proc = pycoro("build", "--emit", emit, "-o", "-", hello, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(start) and not (tmp_path / "-").exists()
+
+
+def test_o_dash_refuses_binary_artefacts(hello, pycoro, tmp_path):
+    proc = pycoro("build", "-o", "-", hello, cwd=tmp_path)
+    assert proc.returncode == 1 and not (tmp_path / "-").exists()
+    assert proc.stderr.startswith("error: -o - writes text to stdout: --emit exe is not text")
+
+
+def test_cc_with_flags_links(hello, pycoro, tmp_path):
+    proc = pycoro("build", hello, "-o", tmp_path / "h", env={"CC": "cc -Wl,--no-such-linker-flag"})
+    assert proc.returncode == 1 and "linking failed (cc -Wl,--no-such-linker-flag)" in proc.stderr
+    proc = pycoro("build", hello, "-o", tmp_path / "h", env={"CC": "cc -Wl,--as-needed"})
+    assert proc.returncode == 0, proc.stderr
+    assert subprocess.run([tmp_path / "h"], capture_output=True, text=True).stdout == "hi 1.5\n"
+
+
+def test_shell_completion_is_offered(pycoro):
+    proc = pycoro("--help")
+    assert "--install-completion" in proc.stdout and "--show-completion" in proc.stdout

@@ -4,6 +4,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -24,11 +25,23 @@ def write_assembly(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: st
         f.write(machine.emit_assembly(module))
 
 
-def c_compiler() -> str | None:
-    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return name
+def c_compiler_command() -> list[str] | None:
+    """The C compiler that links, with its flags: `$CC` as make and
+    setuptools read it (`CC="clang -fuse-ld=lld"`), else the first of cc,
+    gcc, clang that is installed."""
+    words = shlex.split(os.environ.get("CC", ""))
+    if words and shutil.which(words[0]):
+        return words
+    for name in ("cc", "gcc", "clang"):
+        if shutil.which(name):
+            return [name]
     return None
+
+
+def c_compiler() -> str | None:
+    """The C compiler's program (c_compiler_command without its flags)."""
+    command = c_compiler_command()
+    return command[0] if command else None
 
 
 def write_executable(code: bytes, path: str) -> None:
@@ -41,7 +54,7 @@ def write_shared(code: bytes, path: str) -> None:
 
 
 def _link(code: bytes, path: str, what: str, flags: list[str]) -> None:
-    cc = c_compiler()
+    cc = c_compiler_command()
     if cc is None:
         raise CompileError([Diagnostic(
             f"cannot link {what}: no C compiler found (install gcc or set CC)", None,
@@ -51,12 +64,12 @@ def _link(code: bytes, path: str, what: str, flags: list[str]) -> None:
         write_object(code, obj)
         # -lpthread: the runtime finds its stack with pthread_getattr_np, in libc
         # itself only since glibc 2.34 (the library is empty there)
-        result = subprocess.run([cc, *flags, obj, "-o", path, "-lm", "-lpthread"], capture_output=True, text=True)
+        result = subprocess.run([*cc, *flags, obj, "-o", path, "-lm", "-lpthread"], capture_output=True, text=True)
     if result.returncode != 0:
         unwritable = re.search(r"cannot open output file .*?: (.+)", result.stderr)
         if unwritable:   # the driver words it as for every artefact (Compilation.build)
             raise OSError(errno.EIO, unwritable.group(1).strip(), path)
-        raise CompileError([Diagnostic(f"linking failed ({cc}):\n{result.stderr.strip()}", None)])
+        raise CompileError([Diagnostic(f"linking failed ({shlex.join(cc)}):\n{result.stderr.strip()}", None)])
 
 
 def shared_from_object(code: bytes) -> bytes | None:

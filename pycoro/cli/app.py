@@ -11,7 +11,7 @@ import typer
 
 from .commands import ANY, COMMANDS, FLAG, OPT_LEVELS, Command, Option
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="pycoro: compile and run PyCoro programs.",
                   epilog="Learn the language: docs/tutorial.md (a tour, step by step) and docs/language.md "
                          "(the language, section by section), https://github.com/pycoro/pycoro/tree/main/docs")
@@ -69,7 +69,7 @@ def _add(name: str, command: Command) -> None:
         values = {k: v.value if isinstance(v, Enum) else v for k, v in params.items()}
         raise typer.Exit(command.action(file, **values))
     file = inspect.Parameter("file", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                             default=typer.Argument(..., help=command.file_help), annotation=str)
+                             default=typer.Argument(..., help=command.file_help, metavar="FILE"), annotation=str)
     parameters = [file, *map(_parameter, command.options)]
     run.__signature__ = inspect.Signature(parameters)
     run.__annotations__ = {p.name: p.annotation for p in parameters}

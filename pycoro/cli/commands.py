@@ -45,7 +45,7 @@ class Command:
     help: str
     options: tuple[Option, ...]
     plain: bool = False             # main.py runs it without typer when it can
-    file_help: str = "the .pc program"   # what its one argument is
+    file_help: str = "the .pc program (`-`: read it from stdin)"   # what its one argument is
 
 
 OPT = Option(("-O",), "opt", "optimisation level, -O0 … -O3", OPT_LEVELS, 2, level=True)
@@ -57,10 +57,15 @@ TIME_STAGES = Option(("--time-stages",), "time_stages",
                      "print on stderr how long each stage of the compiler took")
 CHECK_LEAKS = Option(("--check-leaks",), "check_leaks", "count coroutine frames; fail if any leak")
 TRAMPOLINE = Option(("--trampoline",), "trampoline", "symmetric transfer through a resume loop, as on GPUs")
-OUTPUT = Option(("-o", "--output"), "output", "where to write", ANY, None)
+OUTPUT = Option(("-o", "--output"), "output", "where to write (`-`: stdout, for llvm, lowered, asm and ptx)",
+                ANY, None)
+TEXT_EMITS = ("llvm", "lowered", "asm", "ptx")
 ALLOW_DEVICE_HEAP = Option(("--allow-device-heap",), "allow_device_heap",
                            "nvptx: accept coroutine frames from the device heap")
-EMIT = Option(("--emit",), "emit", "default: exe, or ptx for --target nvptx", EMITS, None)
+EMIT = Option(("--emit",), "emit", "what to write: exe (an executable, the default), obj (an object file), "
+              "shared (a shared library and its C header), asm (assembly), llvm (LLVM IR as pycoro emits it), "
+              "lowered (LLVM IR after the coroutine passes and the pipeline), ptx (PTX, for --target nvptx, "
+              "its default); the text ones go to stdout with -o -", EMITS, None)
 DEBUG = Option(("-g",), "debug", "DWARF for debuggers: line tables, variables, types (docs/debugging.md)")
 DENY_WARNINGS = Option(("--deny-warnings",), "deny_warnings",
                        "make every warning an error (exit status 1), as rustc's -D warnings")
@@ -127,10 +132,17 @@ def options_for(opt: int = 2, target: str = "native", arch: str | None = None, a
                    debug=debug or (target == "native" and backtraces_wanted()))
 
 
+STDIN = "-"   # the FILE that means: the program is read from stdin
+
+
 def compilation(file: str, options, deny_warnings: bool = False):
-    from ..common.diagnostics import print_warnings
+    from ..common.diagnostics import decode_source, print_warnings
     from ..pipeline.driver import Compilation   # the whole compiler: imported only when needed
-    return Compilation.from_file(file, options, warn=_denied if deny_warnings else print_warnings)
+    warn = _denied if deny_warnings else print_warnings
+    if file == STDIN:   # `pycoro run -`: imports are relative to the current directory
+        source = decode_source(sys.stdin.buffer.read(), "<stdin>")
+        return Compilation(source, "<stdin>", Path.cwd(), options, warn)
+    return Compilation.from_file(file, options, warn=warn)
 
 
 def _denied(warnings: list | str, sources) -> None:
@@ -186,7 +198,7 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
     def work(made: list):
         from ..pipeline.rerun import run_cached
         options = options_for(opt, trampoline=trampoline, real_time=real_time, debug=debug)
-        status = run_cached(file, options, check_leaks, deny_warnings)
+        status = None if file == STDIN else run_cached(file, options, check_leaks, deny_warnings)
         if status is None:
             made.append(compilation(file, options, deny_warnings))
             if deny_warnings:
@@ -216,7 +228,16 @@ def build_program(file: str, output: str | None = None, target: str = "native", 
             raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
         made.append(compilation(file, options_for(opt, target, arch, allow_device_heap, real_time=real_time,
                                                   debug=debug), deny_warnings))
-        made[-1].build(emit, out)
+        if out != "-":
+            made[-1].build(emit, out)
+            return 0
+        if emit not in TEXT_EMITS:
+            raise CompileError([Diagnostic(f"-o - writes text to stdout: --emit {emit} is not text", None,
+                                           hint="--emit " + ", ".join(TEXT_EMITS) + " may go to stdout")])
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:   # the artefact as any build writes it, then shown
+            made[-1].build(emit, os.path.join(tmp, "out"))
+            sys.stdout.write(Path(tmp, "out").read_text())
         return 0
     return _guarded_and_timed(time_stages, work)
 
