@@ -596,3 +596,17 @@ def test_cc_with_flags_links(hello, pycoro, tmp_path):
 def test_shell_completion_is_offered(pycoro):
     proc = pycoro("--help")
     assert "--install-completion" in proc.stdout and "--show-completion" in proc.stdout
+
+
+def test_target_cpu_generic_builds_for_any_x86_64(pycoro, tmp_path):
+    import platform
+    if platform.machine() != "x86_64":
+        pytest.skip("the generic CPU tested is x86-64's")
+    (tmp_path / "v.pc").write_text("var xs: [f64; 1024];\nfn main() {\n    var s = 0.0;\n"
+                                   "    for i in 0..1024 { xs[i] = i as f64; }\n"
+                                   "    for i in 0..1024 { s += xs[i] * 2.0; }\n    print(s);\n}\n")
+    proc = pycoro("build", "--target-cpu", "generic", "--emit", "asm", "-o", "-", "v.pc", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "%ymm" not in proc.stdout and "%zmm" not in proc.stdout   # SSE2 at most: every x86-64 has it
+    proc = pycoro("run", "--target-cpu", "generic", "v.pc", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (0, "1047552.0\n")

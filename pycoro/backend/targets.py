@@ -38,10 +38,15 @@ def _initialise_all() -> None:
 TARGET_CPU = "PYCORO_TARGET_CPU"
 
 
-def native_machine(opt_level: int, jit: bool = False) -> llvm.TargetMachine:
+def native_machine(opt_level: int, jit: bool = False, cpu: str = "native") -> llvm.TargetMachine:
+    """`cpu`: `native` (this machine's, or $PYCORO_TARGET_CPU's), `generic`
+    (any machine of this architecture: x86-64's baseline), or a CPU LLVM knows."""
     _initialise()
     target = llvm.Target.from_default_triple()
-    cpu = os.environ.get(TARGET_CPU)
+    if cpu == "generic":
+        cpu = "x86-64" if llvm.get_process_triple().startswith("x86_64") else "generic"
+    elif cpu == "native":
+        cpu = os.environ.get(TARGET_CPU, "")
     features = "" if cpu else llvm.get_host_cpu_features().flatten()
     return target.create_target_machine(
         cpu=cpu or llvm.get_host_cpu_name(), features=features,
@@ -77,8 +82,8 @@ def nvptx_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
     return llvm.Target.from_triple(NVPTX_TRIPLE).create_target_machine(cpu=arch, opt=min(opt_level, 3))
 
 
-def machine_for(target: str, arch: str, opt_level: int, jit: bool = False) -> llvm.TargetMachine:
-    return nvptx_machine(arch, opt_level) if target == "nvptx" else native_machine(opt_level, jit)
+def machine_for(target: str, arch: str, opt_level: int, jit: bool = False, cpu: str = "native") -> llvm.TargetMachine:
+    return nvptx_machine(arch, opt_level) if target == "nvptx" else native_machine(opt_level, jit, cpu)
 
 
 def triple_for(target: str) -> str:

@@ -67,6 +67,9 @@ EMIT = Option(("--emit",), "emit", "what to write: exe (an executable, the defau
               "lowered (LLVM IR after the coroutine passes and the pipeline), ptx (PTX, for --target nvptx, "
               "its default); the text ones go to stdout with -o -", EMITS, None)
 DEBUG = Option(("-g",), "debug", "DWARF for debuggers: line tables, variables, types (docs/debugging.md)")
+TARGET_CPU = Option(("--target-cpu",), "target_cpu", "the CPU native code is for: native (this one's, the "
+                    "default, as -march=native), generic (any x86-64: portable executables), or a CPU LLVM knows "
+                    "(x86-64-v3, znver4, …)", ANY, "native")
 DENY_WARNINGS = Option(("--deny-warnings",), "deny_warnings",
                        "make every warning an error (exit status 1), as rustc's -D warnings")
 
@@ -118,7 +121,7 @@ def guarded(action) -> int:
 
 
 def options_for(opt: int = 2, target: str = "native", arch: str | None = None, allow_device_heap: bool = False,
-                trampoline: bool = False, real_time: bool = False, debug: bool = False):
+                trampoline: bool = False, real_time: bool = False, debug: bool = False, target_cpu: str = "native"):
     """The compilation options of a command (`pycoro run`'s cache entries are keyed by them)."""
     from ..common.diagnostics import Diagnostic
     from ..pipeline.options import DEFAULT_GPU_ARCH, Options, backtraces_wanted
@@ -129,7 +132,7 @@ def options_for(opt: int = 2, target: str = "native", arch: str | None = None, a
                                            hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
     return Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
                    allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time,
-                   debug=debug or (target == "native" and backtraces_wanted()))
+                   debug=debug or (target == "native" and backtraces_wanted()), target_cpu=target_cpu)
 
 
 STDIN = "-"   # the FILE that means: the program is read from stdin
@@ -188,7 +191,7 @@ def _guarded_and_timed(time_stages: bool, work) -> int:
 
 def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: bool = False,
                 real_time: bool = False, time_stages: bool = False, debug: bool = False,
-                deny_warnings: bool = False) -> int:
+                deny_warnings: bool = False, target_cpu: str = "native") -> int:
     """`pycoro run`: the program's exit status. From the cache when it was
     compiled before (rerun.py: no compiler, no LLVM), else compiled now."""
     # Compiled code never returns to Python's signal check: let Ctrl-C end the
@@ -197,7 +200,7 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
 
     def work(made: list):
         from ..pipeline.rerun import run_cached
-        options = options_for(opt, trampoline=trampoline, real_time=real_time, debug=debug)
+        options = options_for(opt, trampoline=trampoline, real_time=real_time, debug=debug, target_cpu=target_cpu)
         status = None if file == STDIN else run_cached(file, options, check_leaks, deny_warnings)
         if status is None:
             made.append(compilation(file, options, deny_warnings))
@@ -213,7 +216,7 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
 def build_program(file: str, output: str | None = None, target: str = "native", arch: str | None = None,
                   allow_device_heap: bool = False, emit: str | None = None, opt: int = 2,
                   real_time: bool = False, time_stages: bool = False, debug: bool = False,
-                  deny_warnings: bool = False) -> int:
+                  deny_warnings: bool = False, target_cpu: str = "native") -> int:
     """`pycoro build`: writes the artefact; the exit status."""
     emit = emit or ("ptx" if target == "nvptx" else "exe")
     out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit]).name or "a.out"
@@ -227,7 +230,7 @@ def build_program(file: str, output: str | None = None, target: str = "native", 
         if target != "nvptx" and (arch or allow_device_heap):
             raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
         made.append(compilation(file, options_for(opt, target, arch, allow_device_heap, real_time=real_time,
-                                                  debug=debug), deny_warnings))
+                                                  debug=debug, target_cpu=target_cpu), deny_warnings))
         if out != "-":
             made[-1].build(emit, out)
             return 0
@@ -273,11 +276,12 @@ def gdb_program(file: str) -> int:
 
 COMMANDS = {
     "run": Command(run_program, "Compile FILE in memory (JIT) and run `main`; exit with its status.",
-                   (OPT, DEBUG, CHECK_LEAKS, TRAMPOLINE, REAL_TIME, TIME_STAGES, DENY_WARNINGS), plain=True),
+                   (OPT, DEBUG, CHECK_LEAKS, TRAMPOLINE, REAL_TIME, TIME_STAGES, DENY_WARNINGS, TARGET_CPU),
+                   plain=True),
     "build": Command(build_program, "Write an artefact: a native executable, a shared library with its C "
                      "header, or PTX for --target nvptx.",
                      (OUTPUT, TARGET, ARCH, ALLOW_DEVICE_HEAP, EMIT, OPT, DEBUG, REAL_TIME, TIME_STAGES,
-                      DENY_WARNINGS), plain=True),
+                      DENY_WARNINGS, TARGET_CPU), plain=True),
     "check": Command(check_program, "Parse and type-check FILE only.", (TARGET, DENY_WARNINGS)),
     "explain": Command(explain_program, "Report coroutine frames, their ABIs, and heap elision per call site.",
                        (OPT, TARGET, ARCH)),

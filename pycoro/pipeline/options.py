@@ -21,11 +21,12 @@ class Options:
     need_main: bool = True            # a program (not a library for embedding) must have `main`
     real_time: bool = False           # async programs: the wall clock instead of virtual time
     debug: bool = False               # -g: DWARF (middle/irgen/debuginfo.py)
+    target_cpu: str = "native"        # native code's CPU: native, generic, or one LLVM knows (--target-cpu)
 
     def machine(self, jit: bool = False):
         """The LLVM target machine these options compile for (`jit`: for this process)."""
         from ..backend import targets   # LLVM: imported only to compile
-        return targets.machine_for(self.target, self.arch, self.opt_level, jit)
+        return targets.machine_for(self.target, self.arch, self.opt_level, jit, self.target_cpu)
 
 
 def backtraces_wanted() -> bool:
