@@ -421,7 +421,7 @@ def test_a_missing_c_function_without_a_near_name(pycoro, tmp_path):
     proc = pycoro("run", "y.pc", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.splitlines()[-1] == (
-        "hint: `pycoro run` and `pycoro build` link only the C and math libraries (libc, libm)")
+        "hint: `pycoro run` and `pycoro build` link the C and math libraries (libc, libm): give others with -l NAME")
 
 
 @pytest.mark.parametrize("emit", ["obj", "asm", "llvm", "lowered", "shared"])
@@ -610,3 +610,22 @@ def test_target_cpu_generic_builds_for_any_x86_64(pycoro, tmp_path):
     assert "%ymm" not in proc.stdout and "%zmm" not in proc.stdout   # SSE2 at most: every x86-64 has it
     proc = pycoro("run", "--target-cpu", "generic", "v.pc", cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (0, "1047552.0\n")
+
+
+def test_c_libraries_with_l_and_L(pycoro, tmp_path, cache_dir):
+    subprocess.run(["cc", "-shared", "-fPIC", "-x", "c", "-", "-o", str(tmp_path / "libtwice.so")], check=True,
+                   input="int twice(int x) { return 2 * x; }\n", text=True)
+    (tmp_path / "prog.pc").write_text("extern fn twice(x: i32) -> i32;\nfn main() { print(twice(21)); }\n")
+    for flags in (["-L", ".", "-l", "twice"], ["-L.", "-ltwice"], ["-L", ".", "-l", "twice", "--check-leaks"]):
+        for _ in range(2):   # compiled, then from the cache
+            proc = pycoro("run", *flags, "prog.pc", cwd=tmp_path)
+            assert (proc.returncode, proc.stdout) == (0, "42\n"), proc.stderr
+    proc = pycoro("build", "-L", ".", "-l", "twice", "prog.pc", "-o", "prog", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run([str(tmp_path / "prog")], capture_output=True, text=True, cwd="/")   # -L's folder: its rpath
+    assert run.stdout == "42\n"
+    proc = pycoro("run", "prog.pc", cwd=tmp_path)
+    assert proc.returncode == 1 and "cannot find the C function `twice`" in proc.stderr
+    proc = pycoro("run", "-l", "nosuchlib", "prog.pc", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (1, "error: cannot find the C library `nosuchlib` (-l nosuchlib)\n"
+                                              "hint: give the folder that holds libnosuchlib.so with -L DIR\n")

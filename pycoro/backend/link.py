@@ -44,8 +44,9 @@ def c_compiler() -> str | None:
     return command[0] if command else None
 
 
-def write_executable(code: bytes, path: str) -> None:
-    _link(code, path, "an executable", [])
+def write_executable(code: bytes, path: str, flags: list[str] = ()) -> None:
+    """`flags`: the program's own libraries (-L, -l), after the object."""
+    _link(code, path, "an executable", [], list(flags))
 
 
 def write_shared(code: bytes, path: str) -> None:
@@ -53,7 +54,7 @@ def write_shared(code: bytes, path: str) -> None:
     _link(code, path, "a shared library", ["-shared"])
 
 
-def _link(code: bytes, path: str, what: str, flags: list[str]) -> None:
+def _link(code: bytes, path: str, what: str, flags: list[str], libraries: list[str] = ()) -> None:
     cc = c_compiler_command()
     if cc is None:
         raise CompileError([Diagnostic(
@@ -64,7 +65,8 @@ def _link(code: bytes, path: str, what: str, flags: list[str]) -> None:
         write_object(code, obj)
         # -lpthread: the runtime finds its stack with pthread_getattr_np, in libc
         # itself only since glibc 2.34 (the library is empty there)
-        result = subprocess.run([*cc, *flags, obj, "-o", path, "-lm", "-lpthread"], capture_output=True, text=True)
+        result = subprocess.run([*cc, *flags, obj, "-o", path, *libraries, "-lm", "-lpthread"], capture_output=True,
+                                text=True)
     if result.returncode != 0:
         unwritable = re.search(r"cannot open output file .*?: (.+)", result.stderr)
         if unwritable:   # the driver words it as for every artefact (Compilation.build)

@@ -28,6 +28,37 @@ _GLIBC_STATIC = frozenset({"atexit", "stat", "fstat", "lstat", "stat64", "fstat6
 
 C_LIBRARIES = "the C library or the math library"
 
+# The C libraries `-l` named (cli/commands.py), loaded into this process.
+_LOADED: list[ctypes.CDLL] = []
+
+
+def load_libraries(names: tuple[str, ...], dirs: tuple[str, ...]) -> None:
+    """Load each library `-l NAME` names (lib NAME found in a `-L` folder, else
+    where the system looks) into this process, global: the JIT and a cached
+    program's shared library resolve their C functions against it, and
+    `defined` finds them there."""
+    from ..common.diagnostics import CompileError, Diagnostic
+    for name in names:
+        path = _find_library(name, dirs)
+        if path is None:
+            raise CompileError([Diagnostic(f"cannot find the C library `{name}` (-l {name})", None,
+                                           hint="give the folder that holds lib" + name + ".so with -L DIR")])
+        try:
+            _LOADED.append(ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL))
+        except OSError as err:
+            raise CompileError([Diagnostic(f"cannot load the C library {path}: {err}", None)]) from None
+
+
+def _find_library(name: str, dirs: tuple[str, ...]) -> str | None:
+    import ctypes.util
+    import os
+    for folder in dirs:
+        for suffix in (".so", ".dylib"):
+            path = os.path.join(folder, f"lib{name}{suffix}")
+            if os.path.exists(path):
+                return os.path.abspath(path)
+    return ctypes.util.find_library(name)
+
 
 @functools.cache
 def _scope(where: str) -> ctypes.CDLL:
@@ -46,8 +77,12 @@ def defined(name: str, where: str) -> bool:
     """Whether the C function `name` can be found in scope `where` ("c" or "process")."""
     if name in _GLIBC_STATIC and sys.platform.startswith("linux"):
         return True
+    return any(_has(library, name) for library in (_scope(where), *_LOADED))
+
+
+def _has(library: ctypes.CDLL, name: str) -> bool:
     try:
-        _scope(where)[name]
+        library[name]
     except (AttributeError, ValueError):
         return False
     return True

@@ -49,7 +49,9 @@ def _choices(option: Option) -> type[Enum]:
 
 def _parameter(option: Option) -> inspect.Parameter:
     """The typer parameter declaring `option`."""
-    if option.level:
+    if option.many:
+        annotation, default = Optional[list[str]], typer.Option(None, *option.names, help=option.help)
+    elif option.level:
         annotation, default = int, typer.Option(option.default, *option.names, min=int(OPT_LEVELS[0]),
                                                 max=int(OPT_LEVELS[-1]), help=option.help)
     elif option.values is FLAG:
@@ -66,7 +68,8 @@ def _parameter(option: Option) -> inspect.Parameter:
 
 def _add(name: str, command: Command) -> None:
     def run(file: str, **params) -> None:
-        values = {k: v.value if isinstance(v, Enum) else v for k, v in params.items()}
+        values = {k: v.value if isinstance(v, Enum) else tuple(v) if isinstance(v, list) else v
+                  for k, v in params.items() if v is not None}
         raise typer.Exit(command.action(file, **values))
     file = inspect.Parameter("file", inspect.Parameter.POSITIONAL_OR_KEYWORD,
                              default=typer.Argument(..., help=command.file_help, metavar="FILE"), annotation=str)

@@ -37,6 +37,7 @@ class Option:
     values: tuple[str, ...] | None = FLAG   # FLAG, ANY or the values it takes
     default: object = False
     level: bool = False             # `-O N` / `-ON`: an optimisation level (an int)
+    many: bool = False              # may be given again (`-l m -l z`, or `-lm -lz` as cc takes it): a tuple
 
 
 @record(frozen=True)
@@ -70,6 +71,10 @@ DEBUG = Option(("-g",), "debug", "DWARF for debuggers: line tables, variables, t
 TARGET_CPU = Option(("--target-cpu",), "target_cpu", "the CPU native code is for: native (this one's, the "
                     "default, as -march=native), generic (any x86-64: portable executables), or a CPU LLVM knows "
                     "(x86-64-v3, znver4, …)", ANY, "native")
+LIBRARY = Option(("-l",), "libraries", "a C library for the program's extern fns: linked into an executable, "
+                 "loaded for `run` (as cc's -l; repeatable)", ANY, (), many=True)
+LIBRARY_DIR = Option(("-L",), "library_dirs", "a folder to find -l libraries in first (repeatable)", ANY, (),
+                     many=True)
 DENY_WARNINGS = Option(("--deny-warnings",), "deny_warnings",
                        "make every warning an error (exit status 1), as rustc's -D warnings")
 
@@ -121,7 +126,8 @@ def guarded(action) -> int:
 
 
 def options_for(opt: int = 2, target: str = "native", arch: str | None = None, allow_device_heap: bool = False,
-                trampoline: bool = False, real_time: bool = False, debug: bool = False, target_cpu: str = "native"):
+                trampoline: bool = False, real_time: bool = False, debug: bool = False, target_cpu: str = "native",
+                libraries: tuple[str, ...] = (), library_dirs: tuple[str, ...] = ()):
     """The compilation options of a command (`pycoro run`'s cache entries are keyed by them)."""
     from ..common.diagnostics import Diagnostic
     from ..pipeline.options import DEFAULT_GPU_ARCH, Options, backtraces_wanted
@@ -132,7 +138,8 @@ def options_for(opt: int = 2, target: str = "native", arch: str | None = None, a
                                            hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
     return Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
                    allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time,
-                   debug=debug or (target == "native" and backtraces_wanted()), target_cpu=target_cpu)
+                   debug=debug or (target == "native" and backtraces_wanted()), target_cpu=target_cpu,
+                   libraries=tuple(libraries), library_dirs=tuple(library_dirs))
 
 
 STDIN = "-"   # the FILE that means: the program is read from stdin
@@ -191,7 +198,8 @@ def _guarded_and_timed(time_stages: bool, work) -> int:
 
 def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: bool = False,
                 real_time: bool = False, time_stages: bool = False, debug: bool = False,
-                deny_warnings: bool = False, target_cpu: str = "native") -> int:
+                deny_warnings: bool = False, target_cpu: str = "native", libraries: tuple[str, ...] = (),
+                library_dirs: tuple[str, ...] = ()) -> int:
     """`pycoro run`: the program's exit status. From the cache when it was
     compiled before (rerun.py: no compiler, no LLVM), else compiled now."""
     # Compiled code never returns to Python's signal check: let Ctrl-C end the
@@ -200,7 +208,10 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
 
     def work(made: list):
         from ..pipeline.rerun import run_cached
-        options = options_for(opt, trampoline=trampoline, real_time=real_time, debug=debug, target_cpu=target_cpu)
+        options = options_for(opt, trampoline=trampoline, real_time=real_time, debug=debug, target_cpu=target_cpu,
+                              libraries=libraries, library_dirs=library_dirs)
+        from ..backend.symbols import load_libraries
+        load_libraries(options.libraries, options.library_dirs)   # what the program's extern fns call
         status = None if file == STDIN else run_cached(file, options, check_leaks, deny_warnings)
         if status is None:
             made.append(compilation(file, options, deny_warnings))
@@ -216,7 +227,8 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
 def build_program(file: str, output: str | None = None, target: str = "native", arch: str | None = None,
                   allow_device_heap: bool = False, emit: str | None = None, opt: int = 2,
                   real_time: bool = False, time_stages: bool = False, debug: bool = False,
-                  deny_warnings: bool = False, target_cpu: str = "native") -> int:
+                  deny_warnings: bool = False, target_cpu: str = "native", libraries: tuple[str, ...] = (),
+                  library_dirs: tuple[str, ...] = ()) -> int:
     """`pycoro build`: writes the artefact; the exit status."""
     emit = emit or ("ptx" if target == "nvptx" else "exe")
     out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit]).name or "a.out"
@@ -229,8 +241,11 @@ def build_program(file: str, output: str | None = None, target: str = "native", 
             raise CompileError([Diagnostic("--emit ptx without --target nvptx: PTX is for GPUs", None)])
         if target != "nvptx" and (arch or allow_device_heap):
             raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
-        made.append(compilation(file, options_for(opt, target, arch, allow_device_heap, real_time=real_time,
-                                                  debug=debug, target_cpu=target_cpu), deny_warnings))
+        options = options_for(opt, target, arch, allow_device_heap, real_time=real_time, debug=debug,
+                              target_cpu=target_cpu, libraries=libraries, library_dirs=library_dirs)
+        from ..backend.symbols import load_libraries
+        load_libraries(options.libraries, options.library_dirs)   # to check the extern fns it links
+        made.append(compilation(file, options, deny_warnings))
         if out != "-":
             made[-1].build(emit, out)
             return 0
@@ -276,12 +291,13 @@ def gdb_program(file: str) -> int:
 
 COMMANDS = {
     "run": Command(run_program, "Compile FILE in memory (JIT) and run `main`; exit with its status.",
-                   (OPT, DEBUG, CHECK_LEAKS, TRAMPOLINE, REAL_TIME, TIME_STAGES, DENY_WARNINGS, TARGET_CPU),
+                   (OPT, DEBUG, CHECK_LEAKS, TRAMPOLINE, REAL_TIME, TIME_STAGES, DENY_WARNINGS, TARGET_CPU,
+                    LIBRARY, LIBRARY_DIR),
                    plain=True),
     "build": Command(build_program, "Write an artefact: a native executable, a shared library with its C "
                      "header, or PTX for --target nvptx.",
                      (OUTPUT, TARGET, ARCH, ALLOW_DEVICE_HEAP, EMIT, OPT, DEBUG, REAL_TIME, TIME_STAGES,
-                      DENY_WARNINGS, TARGET_CPU), plain=True),
+                      DENY_WARNINGS, TARGET_CPU, LIBRARY, LIBRARY_DIR), plain=True),
     "check": Command(check_program, "Parse and type-check FILE only.", (TARGET, DENY_WARNINGS)),
     "explain": Command(explain_program, "Report coroutine frames, their ABIs, and heap elision per call site.",
                        (OPT, TARGET, ARCH)),
@@ -302,7 +318,12 @@ def plain_command(argv: list[str]) -> tuple[str, str, dict] | None:
     args = iter(argv[1:])
     for arg in args:
         option = options.get(arg) or options.get(arg[:2])
-        if option is not None and option.level:
+        if option is not None and option.many:   # `-l m` or `-lm`
+            value = arg[2:] if arg not in option.names else next(args, None)
+            if not value or value.startswith("-"):
+                return None
+            params[option.param] = (*params.get(option.param, ()), value)
+        elif option is not None and option.level:
             level = arg[2:] or next(args, None)
             if level not in OPT_LEVELS:
                 return None

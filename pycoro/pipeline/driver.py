@@ -489,6 +489,9 @@ class Compilation:
         module, machine = self.lowered()
         if emit == "exe":
             self.require_externs("c")   # what `cc -lm` links; an object file may leave them undefined
+        if emit == "exe":
+            link.write_executable(self.object_code(module, machine), output, self.options.link_flags())
+            return
         if emit in _FROM_OBJECT_CODE:
             writers[emit](self.object_code(module, machine), output)
             return
@@ -536,7 +539,7 @@ def _missing_extern(symbol: str, decl: ast.FnDecl, use: Span, where: str) -> Dia
     if near is not None:
         hint = f"did you mean `{near}`?"
     elif where == "c":
-        hint = "`pycoro run` and `pycoro build` link only the C and math libraries (libc, libm)"
+        hint = "`pycoro run` and `pycoro build` link the C and math libraries (libc, libm): give others with -l NAME"
     else:
         hint = ("load the library that defines it into Python first: "
                 "ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)")

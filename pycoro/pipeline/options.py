@@ -22,6 +22,14 @@ class Options:
     real_time: bool = False           # async programs: the wall clock instead of virtual time
     debug: bool = False               # -g: DWARF (middle/irgen/debuginfo.py)
     target_cpu: str = "native"        # native code's CPU: native, generic, or one LLVM knows (--target-cpu)
+    libraries: tuple[str, ...] = ()       # C libraries to link or load (-l NAME)
+    library_dirs: tuple[str, ...] = ()    # where to find them first (-L DIR)
+
+    def link_flags(self) -> list[str]:
+        """The C compiler's flags for -l and -L (a -L folder is also the
+        executable's run-time search path: it runs where it was built)."""
+        return [flag for d in self.library_dirs for flag in (f"-L{d}", f"-Wl,-rpath,{os.path.abspath(d)}")] + \
+            [f"-l{name}" for name in self.libraries]
 
     def machine(self, jit: bool = False):
         """The LLVM target machine these options compile for (`jit`: for this process)."""
