@@ -629,3 +629,17 @@ def test_c_libraries_with_l_and_L(pycoro, tmp_path, cache_dir):
     proc = pycoro("run", "-l", "nosuchlib", "prog.pc", cwd=tmp_path)
     assert (proc.returncode, proc.stderr) == (1, "error: cannot find the C library `nosuchlib` (-l nosuchlib)\n"
                                               "hint: give the folder that holds libnosuchlib.so with -L DIR\n")
+
+
+def test_several_syntax_errors_are_reported_without_cascades(pycoro, tmp_path):
+    (tmp_path / "se.pc").write_text("fn a() -> i64 {\n    let x = ;\n    return 1;\n}\n\nfn b() {\n    print(1)\n}\n\n"
+                                    "struct S { x: i64 y: i64 }\n\nfn c() {\n    if true {\n}\n\nfn main() {\n"
+                                    "    var i = 0;\n    i++;\n}\n")
+    proc = pycoro("check", "se.pc", cwd=tmp_path)
+    assert proc.returncode == 1
+    errors = [line for line in proc.stderr.splitlines() if ": error: " in line]
+    assert errors == ["se.pc:2:13: error: expected an expression, found ';'",
+                      "se.pc:7:13: error: expected ';', found '}'",
+                      "se.pc:10:19: error: expected ',' or '}', found 'y'",
+                      "se.pc:15:1: error: expected an expression or '}', found end of file",
+                      "se.pc:18:8: error: expected an expression, found ';'"], proc.stderr

@@ -5,6 +5,7 @@ import functools
 import importlib
 import io
 import pickle
+import re
 import sys
 import threading
 import types
@@ -635,7 +636,33 @@ def parse_cached(text: str, file: str) -> ast.Module:
 
 
 def parse(text: str, file: str) -> ast.Module:
-    """Parse one source file; raises CompileError with a positioned diagnostic."""
+    """Parse one source file; raises CompileError with its syntax errors: the
+    first, and the first of each later top-level item that has one (items
+    are parsed alone then, so one mistake never causes others: rustc and
+    clang recover at item boundaries too)."""
+    first = _syntax_error(text, file)
+    if first is None:
+        return _parse_checked(text, file)
+    found = [first]
+    for start, item in _items(text):
+        if start[0] <= first.span.line if first.span else False:
+            continue   # at or before the first error: that one stands for it
+        # the item alone, at its own lines and columns
+        error = _syntax_error("\n" * (start[0] - 1) + " " * (start[1] - 1) + item, file)
+        if error is not None:
+            found.append(error)
+    raise CompileError(found)
+
+
+def _syntax_error(text: str, file: str) -> Diagnostic | None:
+    try:
+        _parse_checked(text, file)
+    except CompileError as err:
+        return err.diagnostics[0]
+    return None
+
+
+def _parse_checked(text: str, file: str) -> ast.Module:
     lark = _parser()
     try:
         tree = lark.parse(text)
@@ -652,3 +679,19 @@ def parse(text: str, file: str) -> ast.Module:
     finally:
         _RECENT.tokens = None
     return ast.Module(Span(file, 1, 1), file, tuple(decls))
+
+
+_ITEM_START = re.compile(r"^(?:async\s+|kernel\s+)?(?:fn|struct|promise|impl|extern|intrinsic|import|var|let)\b", re.M)
+
+
+def _items(text: str) -> list[tuple[tuple[int, int], str]]:
+    """The top-level items of a source text, each from a line that starts one
+    (`fn`, `struct`, … at the start of a line) to the next such line: ((line,
+    column) where it starts, its text). A rough cut, for recovery only."""
+    starts = [m.start() for m in _ITEM_START.finditer(text)]
+    items = []
+    for i, at in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(text)
+        line = text.count("\n", 0, at) + 1
+        items.append(((line, 1), text[at:end]))
+    return items
