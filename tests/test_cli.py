@@ -643,3 +643,17 @@ def test_several_syntax_errors_are_reported_without_cascades(pycoro, tmp_path):
                       "se.pc:10:19: error: expected ',' or '}', found 'y'",
                       "se.pc:15:1: error: expected an expression or '}', found end of file",
                       "se.pc:18:8: error: expected an expression, found ';'"], proc.stderr
+
+
+def test_long_types_are_shortened_in_diagnostics(pycoro, tmp_path):
+    (tmp_path / "lt.pc").write_text("struct Box<T> { v: T }\nfn main() {\n"
+                                    "    let inner = Box { v: Box { v: Box { v: Pair { first: 1, second: 2.5 } } } };\n"
+                                    "    let b = Pair { first: inner, second: inner };\n    let x: i64 = b;\n}\n")
+    proc = pycoro("check", "lt.pc", cwd=tmp_path)
+    assert proc.stderr.splitlines()[0] == "lt.pc:5:18: error: expected `i64`, found `Pair<Box<Box<…>>, Box<Box<…>>>`"
+
+
+def test_usage_lines_name_the_file_argument(pycoro):
+    proc = pycoro("run", "--help")
+    assert "pycoro run [OPTIONS] FILE" in proc.stdout
+    assert "{FILE}" not in proc.stdout and "<str>" not in proc.stdout

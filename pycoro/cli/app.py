@@ -43,6 +43,44 @@ def _root(version: bool = typer.Option(False, "--version", "-V", callback=_show_
     """pycoro: compile and run PyCoro programs."""
 
 
+def _file_type():
+    """The file argument's click type, shown as `FILE` alone (typer shows a
+    required argument as `{FILE}` in usage lines and a string's type as
+    `<str>`); None where neither click nor typer's own copy of it has the
+    class, and typer's rendering stays."""
+    try:
+        from click import ParamType
+    except ImportError:
+        try:
+            from typer._click.types import ParamType   # typer 0.28 carries its own click
+        except ImportError:
+            return None
+
+    class File(ParamType):
+        name = "file"
+
+        def get_metavar(self, param, ctx=None) -> str:
+            return ""
+
+        def convert(self, value, param, ctx):
+            return value
+    return File()
+
+
+_FILE = _file_type()
+
+
+def _make_metavar(original):
+    def make_metavar(self, ctx, *, usage: bool = False) -> str:
+        shown = original(self, ctx, usage=usage)
+        return shown[1:-1] if usage and self.type is _FILE and shown.startswith("{") else shown
+    return make_metavar
+
+
+if _FILE is not None:
+    typer.core.TyperArgument.make_metavar = _make_metavar(typer.core.TyperArgument.make_metavar)
+
+
 def _choices(option: Option) -> type[Enum]:
     return Enum(option.param.title().replace("_", ""), {v: v for v in option.values}, type=str)
 
@@ -72,7 +110,9 @@ def _add(name: str, command: Command) -> None:
                   for k, v in params.items() if v is not None}
         raise typer.Exit(command.action(file, **values))
     file = inspect.Parameter("file", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                             default=typer.Argument(..., help=command.file_help, metavar="FILE"), annotation=str)
+                             default=typer.Argument(..., help=command.file_help, metavar="FILE",
+                                                    **({"click_type": _FILE} if _FILE else {})),
+                             annotation=str)
     parameters = [file, *map(_parameter, command.options)]
     run.__signature__ = inspect.Signature(parameters)
     run.__annotations__ = {p.name: p.annotation for p in parameters}

@@ -6,7 +6,30 @@ from __future__ import annotations
 
 
 def q(x: object) -> str:
-    return f"`{x}`"
+    return f"`{shortened(str(x))}`"
+
+
+LONG_TYPE = 60   # characters: a type written longer shows its outer two levels of type arguments
+
+
+def shortened(text: str) -> str:
+    """A long type with what is nested deeper than two levels of `<…>` left
+    out (`Generator<Pair<Generator<…>, i64>>`), as rustc shortens long types."""
+    if len(text) <= LONG_TYPE:
+        return text
+    out, depth = [], 0
+    for ch in text:
+        if ch == "<":
+            depth += 1
+            if depth <= 3:
+                out.append("<" if depth <= 2 else "<…")
+        elif ch == ">":
+            if depth <= 3:
+                out.append(">")
+            depth -= 1
+        elif depth <= 2:
+            out.append(ch)
+    return "".join(out)
 
 
 # names and declarations
