@@ -656,4 +656,5 @@ def test_long_types_are_shortened_in_diagnostics(pycoro, tmp_path):
 def test_usage_lines_name_the_file_argument(pycoro):
     proc = pycoro("run", "--help")
     assert "pycoro run [OPTIONS] FILE" in proc.stdout
-    assert "{FILE}" not in proc.stdout and "<str>" not in proc.stdout
+    assert "{FILE}" not in proc.stdout and "<str>" not in proc.stdout   # typer's, for a required text argument
+    assert "-l      NAME" in proc.stdout and "--target-cpu             CPU" in proc.stdout

@@ -88,14 +88,16 @@ def _choices(option: Option) -> type[Enum]:
 def _parameter(option: Option) -> inspect.Parameter:
     """The typer parameter declaring `option`."""
     if option.many:
-        annotation, default = Optional[list[str]], typer.Option(None, *option.names, help=option.help)
+        annotation, default = Optional[list[str]], typer.Option(None, *option.names, help=option.help,
+                                                                metavar=option.metavar)
     elif option.level:
         annotation, default = int, typer.Option(option.default, *option.names, min=int(OPT_LEVELS[0]),
                                                 max=int(OPT_LEVELS[-1]), help=option.help)
     elif option.values is FLAG:
         annotation, default = bool, typer.Option(False, *option.names, help=option.help)
     elif option.values is ANY:
-        annotation, default = Optional[str], typer.Option(option.default, *option.names, help=option.help)
+        annotation, default = Optional[str], typer.Option(option.default, *option.names, help=option.help,
+                                                          metavar=option.metavar)
     else:
         choices = _choices(option)
         annotation = choices if option.default is not None else Optional[choices]

@@ -38,6 +38,7 @@ class Option:
     default: object = False
     level: bool = False             # `-O N` / `-ON`: an optimisation level (an int)
     many: bool = False              # may be given again (`-l m -l z`, or `-lm -lz` as cc takes it): a tuple
+    metavar: str = "TEXT"           # what help calls an option's value (ANY: text)
 
 
 @record(frozen=True)
@@ -51,7 +52,8 @@ class Command:
 
 OPT = Option(("-O",), "opt", "optimisation level, -O0 … -O3", OPT_LEVELS, 2, level=True)
 TARGET = Option(("--target",), "target", "native (this CPU) or nvptx (PTX for NVIDIA GPUs)", TARGETS, "native")
-ARCH = Option(("--arch",), "arch", "nvptx: the GPU architecture, sm_XX (default sm_80)", ANY, None)
+ARCH = Option(("--arch",), "arch", "nvptx: the GPU architecture, sm_XX (default sm_80)", ANY, None,
+             metavar="SM_XX")
 REAL_TIME = Option(("--real-time",), "real_time",
                    "async programs: `sleep` and `now()` use the wall clock, not virtual time")
 TIME_STAGES = Option(("--time-stages",), "time_stages",
@@ -59,7 +61,7 @@ TIME_STAGES = Option(("--time-stages",), "time_stages",
 CHECK_LEAKS = Option(("--check-leaks",), "check_leaks", "count coroutine frames; fail if any leak")
 TRAMPOLINE = Option(("--trampoline",), "trampoline", "symmetric transfer through a resume loop, as on GPUs")
 OUTPUT = Option(("-o", "--output"), "output", "where to write (`-`: stdout, for llvm, lowered, asm and ptx)",
-                ANY, None)
+                ANY, None, metavar="PATH")
 TEXT_EMITS = ("llvm", "lowered", "asm", "ptx")
 ALLOW_DEVICE_HEAP = Option(("--allow-device-heap",), "allow_device_heap",
                            "nvptx: accept coroutine frames from the device heap")
@@ -70,11 +72,11 @@ EMIT = Option(("--emit",), "emit", "what to write: exe (an executable, the defau
 DEBUG = Option(("-g",), "debug", "DWARF for debuggers: line tables, variables, types (docs/debugging.md)")
 TARGET_CPU = Option(("--target-cpu",), "target_cpu", "the CPU native code is for: native (this one's, the "
                     "default, as -march=native), generic (any x86-64: portable executables), or a CPU LLVM knows "
-                    "(x86-64-v3, znver4, …)", ANY, "native")
+                    "(x86-64-v3, znver4, …)", ANY, "native", metavar="CPU")
 LIBRARY = Option(("-l",), "libraries", "a C library for the program's extern fns: linked into an executable, "
-                 "loaded for `run` (as cc's -l; repeatable)", ANY, (), many=True)
+                 "loaded for `run` (as cc's -l; repeatable)", ANY, (), many=True, metavar="NAME")
 LIBRARY_DIR = Option(("-L",), "library_dirs", "a folder to find -l libraries in first (repeatable)", ANY, (),
-                     many=True)
+                     many=True, metavar="DIR")
 DENY_WARNINGS = Option(("--deny-warnings",), "deny_warnings",
                        "make every warning an error (exit status 1), as rustc's -D warnings")
 
