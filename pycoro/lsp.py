@@ -31,10 +31,23 @@ _checked: dict[str, "Checked"] = {}   # per document URI: its last program that 
 class Checked:
     """A document's checked program, and what it answers from it."""
 
-    def __init__(self, path: str, program: CheckedProgram):
+    def __init__(self, path: str, program: CheckedProgram, compilation: Compilation):
         self.path = path
         self.insts = [f for f in program.functions if f.decl.span.file == path]
         self.program = program
+        self.compilation = compilation
+        self._frames: dict[str, object] | None = None
+
+    def frames(self) -> dict[str, object]:
+        """`pycoro explain`'s report of each coroutine's frame, by name: computed
+        on the first hover that needs it (it runs LLVM's pipeline)."""
+        if self._frames is None:
+            try:
+                frames, _ = self.compilation.explain()
+            except Exception:   # noqa: BLE001 - a hover must not fail for it
+                frames = []
+            self._frames = {f.coroutine: f for f in frames}
+        return self._frames
 
     def hover(self, line: int, col: int) -> str | None:
         found = self._at(line, col)
@@ -44,7 +57,7 @@ class Checked:
         if isinstance(what, LocalVar):
             return f"```pycoro\n{'var' if what.mutable else 'let'} {what.name}: {what.type}\n```"
         if isinstance(what, FnInstance):
-            return _signature(what)
+            return _signature(what, self.frames() if what.is_coroutine else {})
         if isinstance(what, GlobalVar):
             return f"```pycoro\n{what.decl.name}: {what.type}\n```"
         return f"```pycoro\n{what}\n```"   # an expression's type
@@ -87,15 +100,19 @@ class Checked:
         return best
 
 
-def _signature(f: FnInstance) -> str:
+def _signature(f: FnInstance, frames: dict) -> str:
     params = ", ".join(f"{name}: {t}" for name, t in f.params)
     ret = "" if str(f.ret) == "void" else f" -> {f.ret}"
     head = {"async": "async fn", "kernel": "kernel fn", "extern": "extern fn"}.get(f.decl.kind, "fn")
     text = f"```pycoro\n{head} {f.display}({params}){ret}\n```"
-    if f.coro is not None:
-        text += (f"\n\ncoroutine: {f.coro.abi} ABI (`pycoro explain` reports its frame's size and contents)")
-    elif f.is_async:
-        text += "\n\ncoroutine: async ABI (`pycoro explain` reports its context's size)"
+    if not f.is_coroutine:
+        return text
+    report = frames.get(f.display)
+    abi = report.abi if report is not None else (f.coro.abi if f.coro is not None else "async")
+    text += f"\n\ncoroutine: {abi} ABI"
+    if report is not None and report.size is not None:
+        text += f", frame {report.size} bytes" + (f" (align {report.align})" if report.align else "") + \
+            " at -O2 (`pycoro explain` lists what it holds)"
     return text
 
 
@@ -153,7 +170,7 @@ def check_document(uri: str, source: str) -> list[Diagnostic]:
     except CompileError as err:
         found = err.diagnostics
     else:
-        _checked[uri] = Checked(path, program)
+        _checked[uri] = Checked(path, program, compilation)
         found = compilation.warnings
     return [d if d.span is None or d.span.file == path else
             Diagnostic(f"{d.span}: {d.message}", None, d.severity, d.notes, d.hint) for d in found]

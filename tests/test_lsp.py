@@ -135,7 +135,8 @@ def test_hover_gives_types_and_signatures(client, tmp_path):
     assert hover(5, 8) == "```pycoro\nlet p: Point\n```"
     assert "fn double(x: i64) -> i64" in hover(4, 17)                  # a call's function
     generator = hover(1, 4)                                             # a declaration's name
-    assert "fn count(n: i64) -> Generator<i64>" in generator and "switch ABI" in generator
+    assert "fn count(n: i64) -> Generator<i64>" in generator and "switch ABI, frame " in generator
+    assert " bytes (align 8) at -O2" in generator
     assert hover(0, 34) == "```pycoro\nlet x: i64\n```"                # a parameter in an expression
     assert hover(3, 0) is None                                          # nothing there
 
