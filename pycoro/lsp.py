@@ -6,8 +6,9 @@ too), go to definition, and the symbols of a document.
 Each open document is checked in this process when it is opened or changed
 (`Compilation.check`: parsing and type checking, no LLVM), as the CLI
 checks it; what the check knows (each expression's type, what each name
-refers to) answers the requests. A document that does not check keeps
-what its last good version answered until it checks again.
+refers to) answers the requests, also where it found type errors (the
+checker goes on past each); a document with a syntax error keeps what its
+last version that parsed answered.
 """
 from __future__ import annotations
 
@@ -169,11 +170,26 @@ def check_document(uri: str, source: str) -> list[Diagnostic]:
         program = compilation.check()
     except CompileError as err:
         found = err.diagnostics
+        partial = _checked_despite_errors(compilation, path)
+        if partial is not None:
+            _checked[uri] = Checked(path, partial, compilation)
     else:
         _checked[uri] = Checked(path, program, compilation)
         found = compilation.warnings
     return [d if d.span is None or d.span.file == path else
             Diagnostic(f"{d.span}: {d.message}", None, d.severity, d.notes, d.hint) for d in found]
+
+
+def _checked_despite_errors(compilation: Compilation, path: str) -> CheckedProgram | None:
+    """A program that parses but has type errors, checked as far as the
+    checker goes (it goes on past each error): hover and definitions answer
+    from it, as they do while one types."""
+    from .common.diagnostics import Reporter
+    from .frontend.check import ProgramChecker
+    try:
+        return ProgramChecker(compilation.parse(), Reporter(), "native").run(False, path)
+    except Exception:   # noqa: BLE001 - a syntax error, or what a broken program trips: nothing to answer from
+        return None
 
 
 def _publish(ls: LanguageServer, uri: str) -> None:

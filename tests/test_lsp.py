@@ -110,6 +110,15 @@ def test_a_type_error_is_a_diagnostic_at_its_range(client, tmp_path):
     assert error["range"] == {"start": {"line": 6, "character": 22}, "end": {"line": 6, "character": 27}}
 
 
+def test_hover_in_a_document_with_a_type_error(client, tmp_path):
+    path = tmp_path / "prog.pc"
+    assert len(_open(client, path, SOURCE)["diagnostics"]) == 1
+    result = _at(client, "textDocument/hover", path, 4, 9)   # `total`, declared above the error
+    assert result["contents"]["value"] == "```pycoro\nlet total: i64\n```"
+    result = _at(client, "textDocument/hover", path, 6, 8)   # `wrong`, whose value is the error
+    assert result["contents"]["value"] == "```pycoro\nlet wrong: bool\n```"
+
+
 def test_warnings_are_diagnostics_and_a_fix_clears_them(client, tmp_path):
     path = tmp_path / "prog.pc"
     text = SOURCE.replace("    let wrong: bool = total;\n", "    let unused = 1;\n")
