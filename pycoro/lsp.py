@@ -224,11 +224,18 @@ def did_close(ls: LanguageServer, params: lsp.DidCloseTextDocumentParams) -> Non
                                                                       diagnostics=[]))
 
 
+def _ask(params: lsp.TextDocumentPositionParams, question: str):
+    """The document's checked program and its answer to `question` (a method
+    of Checked) at the position (LSP's are 0-based, spans 1-based)."""
+    checked = _checked.get(params.text_document.uri)
+    if checked is None:
+        return None, None
+    return checked, getattr(checked, question)(params.position.line + 1, params.position.character + 1)
+
+
 @server.feature(lsp.TEXT_DOCUMENT_HOVER)
 def hover(ls: LanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    checked = _checked.get(params.text_document.uri)
-    position = params.position
-    text = checked.hover(position.line + 1, position.character + 1) if checked else None
+    _, text = _ask(params, "hover")
     if text is None:
         return None
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
@@ -236,9 +243,7 @@ def hover(ls: LanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
 
 @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
 def definition(ls: LanguageServer, params: lsp.DefinitionParams) -> lsp.Location | None:
-    checked = _checked.get(params.text_document.uri)
-    position = params.position
-    span = checked.definition(position.line + 1, position.character + 1) if checked else None
+    checked, span = _ask(params, "definition")
     if span is None:
         return None
     uri = params.text_document.uri if span.file == checked.path else Path(span.file).resolve().as_uri()
