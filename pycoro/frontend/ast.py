@@ -383,3 +383,16 @@ def contains(node, kinds: tuple[type, ...]) -> bool:
     if isinstance(node, Node):
         return any(contains(getattr(node, f), kinds) for f in fields(node) if f != "span")
     return False
+
+
+def nodes_of(node, kind: type):
+    """Every node of `kind` in a syntax tree (a node, a tuple of them, or a leaf), outermost first."""
+    if isinstance(node, kind):
+        yield node
+    if isinstance(node, tuple):
+        for item in node:
+            yield from nodes_of(item, kind)
+    elif isinstance(node, Node):
+        for name in fields(node):
+            if name != "span":
+                yield from nodes_of(getattr(node, name), kind)

@@ -17,7 +17,6 @@ from ..common.paths import in_stdlib
 from . import ast
 from .check.flow import never_falls_through
 from .program import CheckedProgram
-from .unused import nodes
 
 
 def warnings(program: CheckedProgram) -> list[Diagnostic]:
@@ -28,7 +27,7 @@ def warnings(program: CheckedProgram) -> list[Diagnostic]:
         if body is None or in_stdlib(inst.decl.span.file) or id(body) in seen:
             continue
         seen.add(id(body))
-        for block in nodes(body, ast.Block):
+        for block in ast.nodes_of(body, ast.Block):
             for before, after in zip(block.stmts, block.stmts[1:]):
                 if never_falls_through(before):
                     found.append(Diagnostic("unreachable statement", _head(after), severity="warning",

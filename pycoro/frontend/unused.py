@@ -1,4 +1,7 @@
-"""The `unused variable` warning (rustc's `unused_variables` lint): a `let`
+"""Warnings for what a program makes and never uses: a lazy coroutine made by
+a statement and dropped unrun (`count(3);`, as rustc warns of a future
+never awaited), and the `unused variable` warning (rustc's
+`unused_variables` lint): a `let`
 or `var`, a loop's or a `with`'s variable, or a parameter that nothing in
 the body reads.
 
@@ -35,7 +38,7 @@ def _coroutines(program: CheckedProgram) -> list[Diagnostic]:
     for inst in program.functions:
         if inst.decl.body is None or in_stdlib(inst.decl.span.file):
             continue
-        for statement in nodes(inst.decl.body, ast.ExprStmt):
+        for statement in ast.nodes_of(inst.decl.body, ast.ExprStmt):
             call = statement.expr
             target = inst.calls.get(call) if isinstance(call, ast.Call) else None
             if id(call) in seen or not isinstance(target, DirectCall) or target.fn.coro is None \
@@ -72,15 +75,3 @@ def _warning(node: ast.Node, name: str) -> Diagnostic:
     return Diagnostic(f"unused variable: `{name}`", at, severity="warning",
                       hint=f"if this is intentional, prefix it with an underscore: `_{name}`")
 
-
-def nodes(node, kind: type):
-    """Every node of `kind` in a syntax tree."""
-    if isinstance(node, kind):
-        yield node
-    if isinstance(node, tuple):
-        for item in node:
-            yield from nodes(item, kind)
-    elif isinstance(node, ast.Node):
-        for name in ast.fields(node):
-            if name != "span":
-                yield from nodes(getattr(node, name), kind)
