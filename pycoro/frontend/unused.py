@@ -1,9 +1,8 @@
-"""Warnings for what a program makes and never uses: a lazy coroutine made by
-a statement and dropped unrun (`count(3);`, as rustc warns of a future
+"""Warnings for what a program makes and never uses: a lazy coroutine made
+by a statement and dropped unrun (`count(3);`, as rustc warns of a future
 never awaited), and the `unused variable` warning (rustc's
-`unused_variables` lint): a `let`
-or `var`, a loop's or a `with`'s variable, or a parameter that nothing in
-the body reads.
+`unused_variables` lint): a `let` or `var`, a loop's or a `with`'s
+variable, or a parameter that nothing in the body reads.
 
     fn area(w: i64, h: i64) -> i64 { let unit = 1; return w * w; }
                     ^ unused      ^ unused
