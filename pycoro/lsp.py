@@ -21,6 +21,7 @@ from pygls.lsp.server import LanguageServer
 from . import __version__
 from .common.diagnostics import CompileError, Diagnostic, Span
 from .frontend import ast
+from .frontend.resolve import span_of
 from .frontend.program import CheckedProgram, DirectCall, FnInstance, GlobalVar, LocalVar
 from .pipeline.driver import Compilation
 from .pipeline.options import Options
@@ -56,12 +57,12 @@ class Checked:
             return None
         what, inst, node = found
         if isinstance(what, LocalVar):
-            return f"```pycoro\n{'var' if what.mutable else 'let'} {what.name}: {what.type}\n```"
+            return _code(f"{'var' if what.mutable else 'let'} {what.name}: {what.type}")
         if isinstance(what, FnInstance):
             return _signature(what, self.frames() if what.is_coroutine else {})
         if isinstance(what, GlobalVar):
-            return f"```pycoro\n{what.decl.name}: {what.type}\n```"
-        return f"```pycoro\n{what}\n```"   # an expression's type
+            return _code(f"{what.decl.name}: {what.type}")
+        return _code(str(what))   # an expression's type
 
     def definition(self, line: int, col: int) -> Span | None:
         found = self._at(line, col)
@@ -69,13 +70,9 @@ class Checked:
             return None
         what, inst, node = found
         if isinstance(what, LocalVar):
-            for declared, var in inst.locals.items():
-                if var is what:
-                    return getattr(declared, "name_span", None) or declared.span
-        if isinstance(what, FnInstance):
-            return what.decl.name_span or what.decl.span
-        if isinstance(what, GlobalVar):
-            return getattr(what.decl, "name_span", None) or what.decl.span
+            return next(ast.declared_at(node, var.name) for node, var in inst.locals.items() if var is what)
+        if isinstance(what, (FnInstance, GlobalVar)):
+            return span_of(what.decl)
         return None
 
     def _at(self, line: int, col: int):
@@ -86,8 +83,7 @@ class Checked:
             if inst.decl.name_span is not None and _inside(inst.decl.name_span, line, col):
                 return inst, inst, inst.decl
             for node, var in inst.locals.items():
-                span = getattr(node, "name_span", None) or (node.span if isinstance(node, ast.Param) else None)
-                if span is not None and _inside(_name(span, var.name), line, col):
+                if _inside(ast.declared_at(node, var.name), line, col):
                     return var, inst, node
             for node, target in inst.refs.items():
                 if isinstance(target, (LocalVar, FnInstance, GlobalVar)) and _inside(node.span, line, col):
@@ -105,7 +101,7 @@ def _signature(f: FnInstance, frames: dict) -> str:
     params = ", ".join(f"{name}: {t}" for name, t in f.params)
     ret = "" if str(f.ret) == "void" else f" -> {f.ret}"
     head = {"async": "async fn", "kernel": "kernel fn", "extern": "extern fn"}.get(f.decl.kind, "fn")
-    text = f"```pycoro\n{head} {f.display}({params}){ret}\n```"
+    text = _code(f"{head} {f.display}({params}){ret}")
     if not f.is_coroutine:
         return text
     report = frames.get(f.display)
@@ -117,8 +113,9 @@ def _signature(f: FnInstance, frames: dict) -> str:
     return text
 
 
-def _name(span: Span, name: str) -> Span:
-    return Span(span.file, span.line, span.col, span.line, span.col + len(name))
+def _code(text: str) -> str:
+    """A hover's PyCoro, as Markdown (editors highlight it)."""
+    return f"```pycoro\n{text}\n```"
 
 
 def _inside(span: Span, line: int, col: int) -> bool:

@@ -44,9 +44,11 @@ def c_compiler() -> str | None:
     return command[0] if command else None
 
 
-def write_executable(code: bytes, path: str, flags: list[str] = ()) -> None:
-    """`flags`: the program's own libraries (-L, -l), after the object."""
-    _link(code, path, "an executable", [], list(flags))
+def write_executable(code: bytes, path: str, libraries: tuple[str, ...] = (), dirs: tuple[str, ...] = ()) -> None:
+    """`libraries`, `dirs`: the program's own C libraries (-l) and where they
+    are (-L, also the executable's run-time search path: it runs where it was built)."""
+    flags = [flag for d in dirs for flag in (f"-L{d}", f"-Wl,-rpath,{os.path.abspath(d)}")]
+    _link(code, path, "an executable", [], flags + [f"-l{name}" for name in libraries])
 
 
 def write_shared(code: bytes, path: str) -> None:

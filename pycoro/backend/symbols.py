@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import sys
 
 # glibc keeps these in libc_nonshared.a, linked statically into each program:
@@ -50,8 +51,7 @@ def load_libraries(names: tuple[str, ...], dirs: tuple[str, ...]) -> None:
 
 
 def _find_library(name: str, dirs: tuple[str, ...]) -> str | None:
-    import ctypes.util
-    import os
+    import ctypes.util   # here: it imports subprocess, which a cached run does not need (rerun.py)
     for folder in dirs:
         for suffix in (".so", ".dylib"):
             path = os.path.join(folder, f"lib{name}{suffix}")

@@ -130,7 +130,9 @@ def guarded(action) -> int:
 def options_for(opt: int = 2, target: str = "native", arch: str | None = None, allow_device_heap: bool = False,
                 trampoline: bool = False, real_time: bool = False, debug: bool = False, target_cpu: str = "native",
                 libraries: tuple[str, ...] = (), library_dirs: tuple[str, ...] = ()):
-    """The compilation options of a command (`pycoro run`'s cache entries are keyed by them)."""
+    """The compilation options of a command (`pycoro run`'s cache entries are keyed
+    by them); the C libraries they name (-l) are loaded into this process, where
+    `run` calls them and `build` checks the extern fns it links against them."""
     from ..common.diagnostics import Diagnostic
     from ..pipeline.options import DEFAULT_GPU_ARCH, Options, backtraces_wanted
     if arch is not None:
@@ -138,10 +140,14 @@ def options_for(opt: int = 2, target: str = "native", arch: str | None = None, a
         if arch not in nvptx_arches():
             raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
                                            hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
-    return Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
-                   allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time,
-                   debug=debug or (target == "native" and backtraces_wanted()), target_cpu=target_cpu,
-                   libraries=tuple(libraries), library_dirs=tuple(library_dirs))
+    options = Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
+                      allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time,
+                      debug=debug or (target == "native" and backtraces_wanted()), target_cpu=target_cpu,
+                      libraries=tuple(libraries), library_dirs=tuple(library_dirs))
+    if options.libraries:
+        from ..backend.symbols import load_libraries
+        load_libraries(options.libraries, options.library_dirs)
+    return options
 
 
 STDIN = "-"   # the FILE that means: the program is read from stdin
@@ -157,14 +163,12 @@ def compilation(file: str, options, deny_warnings: bool = False):
     return Compilation.from_file(file, options, warn=warn)
 
 
-def _denied(warnings: list | str, sources) -> None:
+def _denied(warnings: list, sources) -> None:
     """--deny-warnings: the warnings are errors (the compilation stops at them).
-    Commands check before they take anything from the cache (whose entries
-    keep their warnings as text), so `warnings` are diagnostics here."""
+    Such a command checks before it takes anything from the cache (whose
+    entries keep their warnings only as text), so these are diagnostics."""
     from ..common.diagnostics import Diagnostic
     denied = ("`--deny-warnings` makes every warning an error", None)
-    if isinstance(warnings, str):
-        raise CompileError([Diagnostic(f"warnings denied by --deny-warnings:\n{warnings}", None)])
     raise CompileError([Diagnostic(w.message, w.span, "error", w.notes + [denied], w.hint)
                         for w in warnings], sources)
 
@@ -212,9 +216,9 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
         from ..pipeline.rerun import run_cached
         options = options_for(opt, trampoline=trampoline, real_time=real_time, debug=debug, target_cpu=target_cpu,
                               libraries=libraries, library_dirs=library_dirs)
-        from ..backend.symbols import load_libraries
-        load_libraries(options.libraries, options.library_dirs)   # what the program's extern fns call
-        status = None if file == STDIN else run_cached(file, options, check_leaks, deny_warnings)
+        # --deny-warnings: compiled (its object code may still come from the
+        # cache), for its warnings are diagnostics only in a check
+        status = None if file == STDIN or deny_warnings else run_cached(file, options, check_leaks)
         if status is None:
             made.append(compilation(file, options, deny_warnings))
             if deny_warnings:
@@ -245,8 +249,6 @@ def build_program(file: str, output: str | None = None, target: str = "native", 
             raise CompileError([Diagnostic("--arch and --allow-device-heap are for --target nvptx", None)])
         options = options_for(opt, target, arch, allow_device_heap, real_time=real_time, debug=debug,
                               target_cpu=target_cpu, libraries=libraries, library_dirs=library_dirs)
-        from ..backend.symbols import load_libraries
-        load_libraries(options.libraries, options.library_dirs)   # to check the extern fns it links
         made.append(compilation(file, options, deny_warnings))
         if out != "-":
             made[-1].build(emit, out)

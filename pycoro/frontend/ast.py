@@ -385,6 +385,13 @@ def contains(node, kinds: tuple[type, ...]) -> bool:
     return False
 
 
+def declared_at(node: Node, name: str) -> Span:
+    """The name a `let`/`var`, `for`, `with` or parameter declares, where it is
+    written (a parameter's span starts at its name)."""
+    span = getattr(node, "name_span", None) or node.span
+    return Span(span.file, span.line, span.col, span.line, span.col + len(name))
+
+
 def nodes_of(node, kind: type):
     """Every node of `kind` in a syntax tree (a node, a tuple of them, or a leaf), outermost first."""
     if isinstance(node, kind):

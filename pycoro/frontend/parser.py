@@ -644,13 +644,12 @@ def parse(text: str, file: str) -> ast.Module:
     if first is None:
         return _parse_checked(text, file)
     found = [first]
-    for start, item in _items(text):
-        if start[0] <= first.span.line if first.span else False:
-            continue   # at or before the first error: that one stands for it
-        # the item alone, at its own lines and columns
-        error = _syntax_error("\n" * (start[0] - 1) + " " * (start[1] - 1) + item, file)
-        if error is not None:
-            found.append(error)
+    first_line = first.span.line if first.span else text.count("\n") + 1   # no position: nothing after it
+    for line, item in _items(text):
+        if line > first_line:   # (the item of the first error, or one before it, is that error's)
+            error = _syntax_error("\n" * (line - 1) + item, file)   # alone, at its own lines
+            if error is not None:
+                found.append(error)
     raise CompileError(found)
 
 
@@ -684,14 +683,9 @@ def _parse_checked(text: str, file: str) -> ast.Module:
 _ITEM_START = re.compile(r"^(?:async\s+|kernel\s+)?(?:fn|struct|promise|impl|extern|intrinsic|import|var|let)\b", re.M)
 
 
-def _items(text: str) -> list[tuple[tuple[int, int], str]]:
+def _items(text: str) -> list[tuple[int, str]]:
     """The top-level items of a source text, each from a line that starts one
-    (`fn`, `struct`, … at the start of a line) to the next such line: ((line,
-    column) where it starts, its text). A rough cut, for recovery only."""
-    starts = [m.start() for m in _ITEM_START.finditer(text)]
-    items = []
-    for i, at in enumerate(starts):
-        end = starts[i + 1] if i + 1 < len(starts) else len(text)
-        line = text.count("\n", 0, at) + 1
-        items.append(((line, 1), text[at:end]))
-    return items
+    (`fn`, `struct`, … at the start of a line) to the next such line: (the
+    line it starts on, its text). A rough cut, for recovery only."""
+    starts = [m.start() for m in _ITEM_START.finditer(text)] + [len(text)]
+    return [(text.count("\n", 0, at) + 1, text[at:end]) for at, end in zip(starts, starts[1:])]

@@ -17,7 +17,7 @@ generic function is reported once, whatever its instances (what a body
 reads does not depend on the types it is checked with)."""
 from __future__ import annotations
 
-from ..common.diagnostics import Diagnostic, Span
+from ..common.diagnostics import Diagnostic
 from ..common.paths import in_stdlib
 from . import ast
 from .program import CheckedProgram, DirectCall, LocalVar
@@ -69,8 +69,6 @@ def _variables(program: CheckedProgram) -> list[Diagnostic]:
 
 
 def _warning(node: ast.Node, name: str) -> Diagnostic:
-    span = getattr(node, "name_span", None) or node.span   # a parameter's span starts at its name
-    at = Span(span.file, span.line, span.col, span.line, span.col + len(name))
-    return Diagnostic(f"unused variable: `{name}`", at, severity="warning",
+    return Diagnostic(f"unused variable: `{name}`", ast.declared_at(node, name), severity="warning",
                       hint=f"if this is intentional, prefix it with an underscore: `_{name}`")
 

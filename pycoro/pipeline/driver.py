@@ -490,7 +490,8 @@ class Compilation:
         if emit == "exe":
             self.require_externs("c")   # what `cc -lm` links; an object file may leave them undefined
         if emit == "exe":
-            link.write_executable(self.object_code(module, machine), output, self.options.link_flags())
+            link.write_executable(self.object_code(module, machine), output, self.options.libraries,
+                                  self.options.library_dirs)
             return
         if emit in _FROM_OBJECT_CODE:
             writers[emit](self.object_code(module, machine), output)

@@ -25,12 +25,6 @@ class Options:
     libraries: tuple[str, ...] = ()       # C libraries to link or load (-l NAME)
     library_dirs: tuple[str, ...] = ()    # where to find them first (-L DIR)
 
-    def link_flags(self) -> list[str]:
-        """The C compiler's flags for -l and -L (a -L folder is also the
-        executable's run-time search path: it runs where it was built)."""
-        return [flag for d in self.library_dirs for flag in (f"-L{d}", f"-Wl,-rpath,{os.path.abspath(d)}")] + \
-            [f"-l{name}" for name in self.libraries]
-
     def machine(self, jit: bool = False):
         """The LLVM target machine these options compile for (`jit`: for this process)."""
         from ..backend import targets   # LLVM: imported only to compile

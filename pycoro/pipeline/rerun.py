@@ -18,19 +18,15 @@ from .options import Options
 KIND = "run"   # the driver's Compilation.run stores its entries under this kind
 
 
-def run_cached(path: str, options: Options, check_leaks: bool, deny_warnings: bool = False) -> int | None:
+def run_cached(path: str, options: Options, check_leaks: bool) -> int | None:
     """Run the program at `path` from the cache; None when it is not there (or
-    the file cannot be read: the driver then reports why; or it has warnings
-    that `deny_warnings` makes errors: the driver reports them)."""
+    the file cannot be read: the driver then reports why)."""
     try:
         source = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     entry_key = cache.object_key(KIND, source, Path(path).resolve().parent, options)
     library = cache.load_shared(KIND, entry_key)
-    if deny_warnings and any(entry and entry[1].get("warnings") for entry in
-                             (library, None if library else cache.load_object(KIND, entry_key))):
-        return None
     loaded = inprocess.load_library(library[0], library[1]["frame_counter"]) if library else None
     if loaded is not None:
         _warnings(library[1])

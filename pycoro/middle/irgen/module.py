@@ -155,7 +155,7 @@ class ModuleGen:
             fn.attributes.add("returns_twice")   # or LLVM keeps values in registers longjmp restores stale
         if not inst.is_extern:
             fn.linkage = "internal" if self.internal and inst.display not in self.exported else "external"
-        if inst.decl.name in _NEVER_OPTIMISED.get(inst.decl.span.file, ()):
+        if inst.decl.name in _LIBRARY_NEVER_OPTIMISED.get(inst.decl.span.file, ()):
             fn.attributes.update({"noinline", "optnone", "cold"})
         self.fns[key] = fn
         return fn
@@ -384,8 +384,10 @@ _RETURNS_TWICE = frozenset({"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp"})
 # Library functions that run at most once, on the way to a panic, and that no
 # pipeline optimises: std/async's deadlock report (its writers inlined into
 # one another, unrolled and vectorised, took LLVM's -O2 pipeline ~220 of
-# async_pingpong's ~360 ms, and code generation ~90 of its ~160).
-_NEVER_OPTIMISED = {
+# async_pingpong's ~360 ms, and code generation ~90 of its ~160). The
+# runtime, compiled once and linked in, has its own such list, applied to its
+# compiled module (pipeline/driver.py's _NEVER_OPTIMISED).
+_LIBRARY_NEVER_OPTIMISED = {
     stdlib_display("async"): frozenset({"__deadlock", "__say", "__say_int", "__note_queue", "__number",
                                         "__note", "__describe"}),
 }
