@@ -640,9 +640,10 @@ def parse(text: str, file: str) -> ast.Module:
     first, and the first of each later top-level item that has one (items
     are parsed alone then, so one mistake never causes others: rustc and
     clang recover at item boundaries too)."""
-    first = _syntax_error(text, file)
-    if first is None:
-        return _parse_checked(text, file)
+    try:
+        return _parse_checked(text, file)   # once: a correct file is parsed a single time
+    except CompileError as err:
+        first = err.diagnostics[0]
     found = [first]
     first_line = first.span.line if first.span else text.count("\n") + 1   # no position: nothing after it
     for line, item in _items(text):
