@@ -5,9 +5,11 @@
 
 Compile: wall time of `pycoro build -O2 --emit obj W.pc` (a whole process:
 Python start-up, parse, check, LLVM's pipeline, code generation; the runtime
-is in the cache, as after any first use) against `clang++-19 -O2 -std=c++20
+is in the cache, as after any first use), and the same handed to a compile
+server (`pycoro server start`: no start-up but the client's) against `clang++-19 -O2 -std=c++20
 -c` of the workload's C++ anchor and `cc -O2 -c` of its C one. Start-up:
-`pycoro run examples/hello.pc` compiling, and again from its cache entry,
+`pycoro run examples/hello.pc` compiling (alone, and with the server), and
+again from its cache entry,
 against `python -c pass` and `import llvmlite.binding`. Rounds are
 interleaved; the table shows medians.
 """
@@ -40,8 +42,9 @@ def commands(tmp: Path) -> dict[str, dict[str, list[str]]]:
     cxx = next((c for c in ("clang++-19", "clang++") if shutil.which(c)), None)
     rows: dict[str, dict[str, list[str]]] = {}
     for w in WORKLOADS:
-        row = {"pycoro": [py, "-m", "pycoro", "build", "-O2", "--emit", "obj", str(HERE / "workloads" / f"{w}.pc"),
-                          "-o", str(tmp / f"{w}.o")]}
+        build = [py, "-m", "pycoro", "build", "-O2", "--emit", "obj", str(HERE / "workloads" / f"{w}.pc"),
+                 "-o", str(tmp / f"{w}.o")]
+        row = {"pycoro": build, SERVED: build}
         if cxx and (HERE / "anchors" / f"{w}.cpp").exists():
             row[cxx] = [cxx, "-O2", "-std=c++20", "-c", str(HERE / "anchors" / f"{w}.cpp"), "-o", str(tmp / f"{w}.cpp.o")]
         if (HERE / "anchors" / f"{w}.c").exists():
@@ -49,10 +52,14 @@ def commands(tmp: Path) -> dict[str, dict[str, list[str]]]:
         rows[f"compile {w}"] = row
     hello = str(ROOT / "examples" / "hello.pc")
     rows["start-up"] = {"pycoro run (compiling)": [py, "-m", "pycoro", "run", hello],
+                        "pycoro run (compiling, server)": [py, "-m", "pycoro", "run", hello],
                         "pycoro run (cached)": [py, "-m", "pycoro", "run", hello],
                         "python -c pass": [py, "-c", "pass"],
                         "import llvmlite.binding": [py, "-c", "import llvmlite.binding"]}
     return rows
+
+
+SERVED = "pycoro (server)"   # the same command, handed to a compile server (docs/server.md)
 
 
 def main() -> None:
@@ -63,6 +70,11 @@ def main() -> None:
         tmp = Path(tmp_name)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}   # as users run Python
         env["PYCORO_CACHE_DIR"] = str(tmp / "cache")
+        env["PYCORO_SERVER_DIR"] = str(tmp / "server")
+        served = {**env, "PYCORO_SERVER": "1"}
+        env["PYCORO_SERVER"] = "0"   # the plain columns: every command in its own process
+        subprocess.run([sys.executable, "-m", "pycoro", "server", "start"], check=True, env=served,
+                       stdout=subprocess.DEVNULL)
         rows = commands(tmp)
         subprocess.run(rows["start-up"]["pycoro run (compiling)"], check=True, env=env,
                        stdout=subprocess.DEVNULL)   # the runtime and .pyc files, once
@@ -70,10 +82,11 @@ def main() -> None:
         for _ in range(args.rounds):
             for row, cols in rows.items():
                 for column, cmd in cols.items():
-                    if column == "pycoro run (compiling)":
+                    if column.startswith("pycoro run (compiling"):
                         for entry in (tmp / "cache").glob("run.*"):
                             entry.unlink()
-                    times[row][column].append(wall(cmd, env))
+                    times[row][column].append(wall(cmd, served if "server" in column else env))
+        subprocess.run([sys.executable, "-m", "pycoro", "server", "stop"], env=served, stdout=subprocess.DEVNULL)
     columns = list(dict.fromkeys(c for cols in rows.values() for c in cols))
     print("| row | " + " | ".join(columns) + " |")
     print("|---|" + "---|" * len(columns))

@@ -9,10 +9,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_pycoro(*args, cwd=None, timeout=120, env=None):
-    """Run the CLI as a user does (`env`: variables to add); returns the CompletedProcess."""
+    """Run the CLI as a user does (`env`: variables to add); returns the CompletedProcess.
+    Alone, never through a compile server the machine may run (test_server.py tests that)."""
     return subprocess.run([sys.executable, "-m", "pycoro", *map(str, args)], capture_output=True,
                           text=True, cwd=cwd or ROOT, timeout=timeout,
-                          env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+                          env={**os.environ, "PYTHONUNBUFFERED": "1", "PYCORO_SERVER": "0", **(env or {})})
 
 
 @pytest.fixture

@@ -197,9 +197,17 @@ def _guarded_and_timed(time_stages: bool, work) -> int:
     made: list = []
     status = guarded(lambda: work(made))
     if time_stages:
+        if DELEGATED in made:
+            return status   # the worker reported its own stages
         times = [t for c in made if c is not None for t in c.stage_times]
         print(stage_report(times, from_cache=None in made), file=sys.stderr)
     return status
+
+
+# `pycoro run` hands a program the cache does not have to this (main.py sets
+# it where a compile server may run: client.delegate); its exit status, or None.
+delegate = None
+DELEGATED = "compiled by the server"   # what `made` holds for such a run
 
 
 def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: bool = False,
@@ -219,6 +227,11 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
         # --deny-warnings: compiled (its object code may still come from the
         # cache), for its warnings are diagnostics only in a check
         status = None if file == STDIN or deny_warnings else run_cached(file, options, check_leaks)
+        if status is None and delegate is not None:
+            status = delegate()   # a compile server's worker compiles and runs it (and times it)
+            if status is not None:
+                made.append(DELEGATED)
+                return status
         if status is None:
             made.append(compilation(file, options, deny_warnings))
             if deny_warnings:

@@ -619,11 +619,31 @@ def _diagnostic_for(lark: Lark, err: UnexpectedInput, file: str, text: str) -> D
                       hint=hint)
 
 
+# parse_cached's trees kept in memory, by key; None: not kept (keep_parsed)
+_kept: dict[str, ast.Module] | None = None
+
+
+def keep_parsed() -> None:
+    """Keep parse_cached's trees in memory, for a process that forks
+    compilations (driver.preload): each fork then finds them parsed."""
+    global _kept
+    if _kept is None:
+        _kept = {}
+
+
 def parse_cached(text: str, file: str) -> ast.Module:
     """`parse`, through the on-disk cache: for the stdlib's files, which every
     compilation parses (unpickling std/async's tree takes a quarter of the
     time of parsing it)."""
     key = cache.key("ast", file, text)
+    if _kept is not None:
+        if key not in _kept:
+            _kept[key] = _parse_through_disk(key, text, file)
+        return _kept[key]
+    return _parse_through_disk(key, text, file)
+
+
+def _parse_through_disk(key: str, text: str, file: str) -> ast.Module:
     data = cache.load_bytes("ast", key)
     if data is not None:
         try:

@@ -30,7 +30,7 @@ from ..common.diagnostics import (CompileError, Diagnostic, LeakError, Reporter,
                                   in_source_order, render_all)
 from ..frontend import ast, exports, python_entries, recursion, unreachable, unused
 from ..frontend.check import ProgramChecker, check_program
-from ..frontend.parser import parse
+from ..frontend.parser import keep_parsed, parse, parse_cached
 from ..frontend.gpu import GPU_TARGETS
 from ..frontend.program import CheckedProgram, DirectCall, FnInstance
 from ..frontend.resolve import load, span_of
@@ -213,7 +213,7 @@ class Compilation:
 
     def _link_runtime(self, ir_text: str) -> llvm.ModuleRef:
         module = _parse_ir(ir_text, self.display)
-        runtime = _parse_ir(str(gpu.runtime_module()) if self.gpu else runtime_ir(), "<runtime>")
+        runtime = _parse_ir(str(gpu.runtime_module()), "<runtime>") if self.gpu else _native_runtime()
         # The runtime's state (frame free lists, counters) is private to the
         # program: internal globals are addressed directly, not through the GOT.
         for state in runtime.global_variables:
@@ -598,6 +598,28 @@ def backtrace_ir() -> str:
     with debug information only (backend/backtrace.py), compiled once and kept
     in the on-disk cache."""
     return _runtime_unit("rt_backtrace", _compile_backtraces)
+
+
+# The native runtime parsed before a fork (preload), for the first compilation after it.
+_preloaded_runtime: list[llvm.ModuleRef] = []
+
+
+def preload() -> None:
+    """For a process that forks compilations (the compile server, cli/server.py):
+    do once, before the forks, what each compilation would repeat: parse the
+    native runtime's IR (linking it in consumes it, so the copy each fork has
+    serves one compilation) and keep the stdlib's syntax trees in memory
+    (frozen records: whatever a compilation does, they stay as parsed)."""
+    keep_parsed()
+    for path in stdlib_dir().glob("*.pc"):
+        parse_cached(path.read_text(encoding="utf-8"), stdlib_display(path.stem))
+    _preloaded_runtime[:] = [_parse_ir(runtime_ir(), "<runtime>")]
+
+
+def _native_runtime() -> llvm.ModuleRef:
+    if _preloaded_runtime:
+        return _preloaded_runtime.pop()
+    return _parse_ir(runtime_ir(), "<runtime>")
 
 
 def _runtime_unit(name: str, compile) -> str:

@@ -1,0 +1,173 @@
+"""Hands a command line to the compile server (server.py), when one runs.
+
+A `pycoro` process spends ~125 ms importing Python's and the compiler's
+modules and LLVM before it compiles anything (bench/README.md). The server
+has them loaded: it forks a worker per command line, which runs the command
+as this process would, in this process's directory and environment, writing
+to its stdin, stdout and stderr (passed over the socket), and this process
+exits with the worker's status. `PYCORO_SERVER=0` keeps every command here.
+
+Light: the socket and the protocol only; nothing of the compiler. Messages
+are `marshal`led and the socket is `_socket`'s: `json` and `socket` (its
+enums) cost 5 ms of the ~45 that a handed-over command spends here.
+"""
+from __future__ import annotations
+
+import _socket as socket
+import array
+import marshal
+import os
+import signal
+import struct
+import sys
+from pathlib import Path
+
+# Command lines a worker runs (`run` only once the cache has missed:
+# commands.run_program). `lsp`, `gdb` and `server` stay in this process.
+DELEGATED = ("run", "build", "check", "explain")
+_HEADER = struct.Struct("!I")   # a message's length, before it
+
+
+def server_dir(create: bool = False) -> Path | None:
+    """Where servers' sockets are: $PYCORO_SERVER_DIR, else
+    $XDG_RUNTIME_DIR/pycoro, else /tmp/pycoro-UID (tmux's rule). A folder
+    another user owns or can write to is never used: its socket could run
+    their code under our name. None where there is none (fit to use)."""
+    path = chosen_dir()
+    if create:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    if stat.st_uid != os.getuid() or stat.st_mode & 0o077:
+        return None
+    return path
+
+
+def chosen_dir() -> Path:
+    chosen = os.environ.get("PYCORO_SERVER_DIR")
+    if not chosen:
+        runtime = os.environ.get("XDG_RUNTIME_DIR")
+        chosen = os.path.join(runtime, "pycoro") if runtime else f"/tmp/pycoro-{os.getuid()}"
+    return Path(chosen)
+
+
+def server_name() -> str:
+    """The server this compiler may use: one of exactly these sources (the
+    cache's fingerprint of them) run by this Python."""
+    from ..common.cache import compiler_fingerprint, digest
+    return digest(f"{compiler_fingerprint()} {sys.executable}")[:20]
+
+
+def socket_path(create: bool = False) -> Path | None:
+    folder = server_dir(create)
+    return None if folder is None else folder / f"{server_name()}.sock"
+
+
+def connect(path: Path) -> socket.socket | None:
+    """A connection to the server at `path`; None when none answers there."""
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.connect(str(path))
+    except OSError:
+        client.close()
+        return None
+    return client
+
+
+def send(connection: socket.socket, message: dict, fds: list[int] = ()) -> None:
+    data = marshal.dumps(message)
+    ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+    connection.sendmsg([_HEADER.pack(len(data)) + data], ancillary)
+
+
+def receive(connection: socket.socket, max_fds: int = 0) -> tuple[dict | None, list[int]]:
+    """One message (None: the peer closed the connection) and the file
+    descriptors that came with it. Peers are this user's processes only (the
+    socket is in a folder no one else may enter: server_dir)."""
+    fds = array.array("i")
+    data, ancillary, _, _ = connection.recvmsg(_HEADER.size, socket.CMSG_SPACE(max_fds * fds.itemsize))
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
+    while data and len(data) < _HEADER.size:
+        more = connection.recv(_HEADER.size - len(data))
+        if not more:
+            break
+        data += more
+    if len(data) < _HEADER.size:
+        return None, list(fds)
+    (length,) = _HEADER.unpack(data)
+    body = b""
+    while len(body) < length:
+        more = connection.recv(length - len(body))
+        if not more:
+            return None, list(fds)
+        body += more
+    return marshal.loads(body), list(fds)
+
+
+def ask(message: dict) -> dict | None:
+    """A control request's answer (`status`, `stop`); None: no server runs."""
+    path = socket_path()
+    connection = connect(path) if path is not None else None
+    if connection is None:
+        return None
+    try:
+        send(connection, message)
+        return receive(connection)[0]
+    finally:
+        connection.close()
+
+
+def delegate(argv: list[str]) -> int | None:
+    """Run `pycoro ARGV` in the server's worker: its exit status, or None
+    when no server takes it (this process then does the work)."""
+    if os.environ.get("PYCORO_SERVER") == "0" or not argv or argv[0] not in DELEGATED:
+        return None
+    try:
+        for fd in (0, 1, 2):
+            os.fstat(fd)   # a closed stdin/stdout/stderr cannot be passed: run here
+    except OSError:
+        return None
+    path = socket_path()
+    connection = connect(path) if path is not None and path.exists() else None
+    if connection is None:
+        return None
+    try:
+        try:
+            send(connection, {"op": "run", "argv": argv, "argv0": sys.argv[0], "cwd": os.getcwd(),
+                              "env": dict(os.environ), "umask": _umask(),
+                              "encodings": [getattr(s, "encoding", None) for s in (sys.stdin, sys.stdout, sys.stderr)]},
+                 [0, 1, 2])
+        except OSError:
+            return None   # it went away before it took the command: run here
+        # Ctrl-C ends this process as it ends a native program; the server
+        # then ends the worker (it sees the connection close).
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+        except ValueError:
+            pass   # not the main thread (run_program's, which has done so)
+        try:
+            answer, _ = receive(connection)
+        except OSError:
+            answer = None
+    finally:
+        connection.close()
+    if answer is None:
+        print("pycoro: error: the compile server stopped during the command "
+              "(`PYCORO_SERVER=0` runs commands without it)", file=sys.stderr)
+        return 70
+    if "signal" in answer:   # the worker was killed by a signal: so is this process
+        sys.stdout.flush()
+        signal.signal(answer["signal"], signal.SIG_DFL)
+        os.kill(os.getpid(), answer["signal"])
+        return 128 + answer["signal"]
+    return answer["status"]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,241 @@
+"""The compile server: `pycoro server start|stop|status` (docs/server.md).
+
+A process that has imported the compiler, LLVM and the CLI once and keeps
+them, so that a command line does not pay for that again (~125 ms of every
+`pycoro` process: bench/README.md). For each command line a client
+(client.py) hands it, it forks twice:
+
+- a supervisor, which tells the client how the command ended (an exit
+  status, or the signal that killed it) and kills the worker if the client
+  goes away first (Ctrl-C);
+- the worker, which becomes the client's process in all that a command
+  reads: its argv, directory, environment, umask, and its stdin, stdout and
+  stderr (file descriptors passed over the socket). It then runs the command
+  as main.py would, the program of a `pycoro run` included.
+
+Forking keeps every command apart: nothing one command changes survives it,
+and the server itself never runs one. The server exits after `--idle`
+seconds without a command, or on `pycoro server stop`.
+"""
+from __future__ import annotations
+
+import io
+import os
+import select
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+
+from . import client
+
+DEFAULT_IDLE = 1800   # seconds without a command before the server exits
+_START_WAIT = 30.0    # seconds `start` waits for a new server to answer
+
+
+def start(idle: int = DEFAULT_IDLE) -> int:
+    """Start a server for this compiler, unless one runs; exit status."""
+    path = client.socket_path(create=True)
+    if path is None:
+        print(f"pycoro server: error: {client.chosen_dir()} is not a private folder of this user's",
+              file=sys.stderr)
+        return 1
+    if len(str(path).encode()) > 100:   # sockaddr_un holds 108 bytes
+        print(f"pycoro server: error: the socket's path is too long: {path} (set PYCORO_SERVER_DIR)",
+              file=sys.stderr)
+        return 1
+    running = client.ask({"op": "status"})
+    if running is not None:
+        print(f"pycoro server: running already (pid {running['pid']}, {path})")
+        return 0
+    import subprocess
+    log = path.with_suffix(".log")
+    with open(log, "ab") as out:
+        process = subprocess.Popen([sys.executable, "-m", "pycoro.cli.server", str(path), str(idle)],
+                                   stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                                   cwd="/")
+    deadline = time.monotonic() + _START_WAIT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            print(f"pycoro server: error: the server exited at once (status {process.returncode}; see {log})",
+                  file=sys.stderr)
+            return 1
+        answer = client.ask({"op": "status"})
+        if answer is not None:
+            print(f"pycoro server: started (pid {answer['pid']}, {path}; it exits after {idle} s without a command)")
+            return 0
+        time.sleep(0.02)
+    print(f"pycoro server: error: the server did not answer within {_START_WAIT:.0f} s (see {log})", file=sys.stderr)
+    return 1
+
+
+def stop() -> int:
+    answer = client.ask({"op": "stop"})
+    print("pycoro server: stopped" if answer is not None else "pycoro server: none runs")
+    return 0
+
+
+def status() -> int:
+    """Exit status 0 when a server runs, 3 when none does (as `systemctl status`)."""
+    answer = client.ask({"op": "status"})
+    if answer is None:
+        print("pycoro server: none runs")
+        return 3
+    print(f"pycoro server: running (pid {answer['pid']}, {client.socket_path()}); "
+          f"{answer['served']} commands served, up {answer['uptime']:.0f} s, "
+          f"idle for {answer['idle']:.0f} s of {answer['idle_limit']} s")
+    return 0
+
+
+# ---- the server process
+
+def _warm() -> None:
+    """Load what every command needs, once: the CLI, the compiler, LLVM and
+    the parser; compile a small program so that each stage has run once;
+    parse the stdlib and the runtime (driver.preload)."""
+    import tempfile
+    from . import app  # noqa: F401 - typer and the commands
+    from ..pipeline.driver import Compilation, preload
+    from ..pipeline.options import Options
+    with tempfile.TemporaryDirectory() as tmp:
+        source = 'import "std/iter";\nfn main() {\n    for v in range(0, 2) { print(v); }\n}\n'
+        Compilation(source, "<warm-up>", Path(tmp), Options()).build("obj", os.path.join(tmp, "warm.o"))
+    preload()   # after the warm-up, which would take the runtime it parses
+
+
+def serve(path: Path, idle: int) -> None:
+    _warm()
+    if path.exists() and client.connect(path) is None:
+        path.unlink()   # a server that died without removing its socket
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(64)
+    identity = path.stat().st_ino
+    # Supervisors are reaped by the kernel; each one resets this for its worker.
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    started = last = time.monotonic()
+    served = 0
+    try:
+        while True:
+            ready, _, _ = select.select([listener], [], [], max(0.0, last + idle - time.monotonic()))
+            if not ready:
+                if time.monotonic() - last >= idle:
+                    return
+                continue
+            connection, _ = listener.accept()
+            now = time.monotonic()
+            connection.settimeout(10)   # a client that connects and says nothing does not hold the server
+            try:
+                request, fds = client.receive(connection, max_fds=3)
+            except (OSError, ValueError):
+                connection.close()
+                continue
+            op = request.get("op") if request else None
+            if op == "status":
+                _answer(connection, {"pid": os.getpid(), "served": served, "uptime": now - started,
+                                     "idle": now - last, "idle_limit": idle})
+            elif op == "stop":
+                _answer(connection, {"stopped": True})
+                return
+            elif op == "run" and len(fds) == 3:
+                served, last = served + 1, now
+                if os.fork() == 0:
+                    listener.close()
+                    _supervise(connection, fds, request)   # never returns
+            for fd in fds:
+                os.close(fd)
+            connection.close()
+    finally:
+        try:
+            if path.stat().st_ino == identity:   # not a newer server's
+                path.unlink()
+        except OSError:
+            pass
+
+
+def _answer(connection, message: dict) -> None:
+    try:
+        client.send(connection, message)
+    except OSError:
+        pass
+    connection.close()
+
+
+def _supervise(connection, fds: list[int], request: dict) -> None:
+    """The supervisor: runs the worker, reports how it ended."""
+    code = 0
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        connection.settimeout(None)
+        worker = os.fork()
+        if worker == 0:
+            connection.close()
+            _work(fds, request)   # never returns
+        for fd in fds:
+            os.close(fd)
+        try:
+            done = os.pidfd_open(worker)
+        except (AttributeError, OSError):   # no pidfd: wait without watching the client
+            done = None
+        while done is not None:
+            ready, _, _ = select.select([connection, done], [], [])
+            if done in ready:
+                break
+            if not connection.recv(1):   # the client went away (Ctrl-C): so does its command
+                os.kill(worker, signal.SIGKILL)
+                break
+        _, how = os.waitpid(worker, 0)
+        outcome = {"signal": os.WTERMSIG(how)} if os.WIFSIGNALED(how) else {"status": os.waitstatus_to_exitcode(how)}
+        client.send(connection, outcome)
+    except BaseException:  # noqa: BLE001 - whatever happens, this process must not return into the server
+        code = 70
+    os._exit(code)
+
+
+def _work(fds: list[int], request: dict) -> None:
+    """The worker: the client's process in all that a command reads, then the command."""
+    code = 70
+    try:
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.umask(request["umask"])
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        sys.stdin, sys.stdout, sys.stderr = (_stdio(fd, encoding)
+                                             for fd, encoding in zip((0, 1, 2), request["encodings"]))
+        sys.argv = [request["argv0"], *request["argv"]]
+        from .main import run_here
+        code = run_here(request["argv"])
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        if not isinstance(done.code, (int, type(None))):
+            print(done.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001 - reported as the command's own failure would be
+        import traceback
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed pipe: nothing more to say
+                pass
+        os._exit(code)
+
+
+def _stdio(fd: int, encoding: str | None) -> io.TextIOWrapper:
+    """A standard stream over the client's file, buffered as Python buffers its
+    own: stderr and terminals by line, other outputs in blocks."""
+    interactive = os.isatty(fd)
+    raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
+    buffered = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
+    return io.TextIOWrapper(buffered, encoding=encoding or "utf-8",
+                            errors="backslashreplace" if fd == 2 else "strict",
+                            line_buffering=fd == 2 or (fd == 1 and interactive))
+
+
+if __name__ == "__main__":
+    serve(Path(sys.argv[1]), int(sys.argv[2]))

@@ -1,0 +1,201 @@
+"""`pycoro server`: a command handed to the compile server behaves as the same
+command run alone (output, diagnostics, exit status, files, stdin, directory,
+environment), and the server's life: start, status, stop, idle exit, a
+client gone (Ctrl-C), a dead server's socket, a folder others could write."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+PROGRAM = """fn main() -> i32 {
+    print("hi", 41 + 1);
+    return 3;
+}
+"""
+PANIC = """fn main() {
+    var a: [i64; 2];
+    var i = 5;
+    print(a[i]);
+}
+"""
+BAD = "fn main() {\n    let x: i64 = true;\n}\n"
+LONG = """fn main() {
+    var s: i64 = 0;
+    var i: i64 = 0;
+    while i < 100000000000 { s += i ^ (s >> 3); i += 1; }
+    print(s);
+}
+"""
+
+
+def command(env: dict, *args, cwd=ROOT, stdin=None, timeout=120):
+    return subprocess.run([sys.executable, "-m", "pycoro", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=env, input=stdin, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A started server's environment (a private folder and cache); stopped after."""
+    tmp = tmp_path_factory.mktemp("server")
+    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp / "sockets"), "PYCORO_CACHE_DIR": str(tmp / "cache"),
+           "PYCORO_SERVER": "1"}
+    started = command(env, "server", "start", "--idle", "300")
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.startswith("pycoro server: started (pid ")
+    yield env
+    command(env, "server", "stop")
+
+
+def served(env: dict) -> int:
+    status = command(env, "server", "status")
+    assert status.returncode == 0, status.stdout
+    return int(status.stdout.split("; ")[1].split(" commands")[0])
+
+
+def alone(env: dict) -> dict:
+    return {**env, "PYCORO_SERVER": "0"}
+
+
+def same(env: dict, *args, cwd=ROOT, stdin=None, fresh: Path | None = None):
+    """The command through the server and alone: the same output and status.
+    `fresh`: a cache folder emptied before each (a `run` compiles every time)."""
+    results = []
+    for where, delegated in ((env, 1), (alone(env), 0)):
+        if fresh is not None:
+            where = {**where, "PYCORO_CACHE_DIR": str(fresh / str(delegated))}
+        before = served(env)
+        proc = command(where, *args, cwd=cwd, stdin=stdin)
+        assert served(env) == before + delegated
+        results.append((proc.returncode, proc.stdout, proc.stderr))
+    assert results[0] == results[1]
+    return results[0]
+
+
+def test_run_compiles_in_the_server(server, tmp_path):
+    program = tmp_path / "p.pc"
+    program.write_text(PROGRAM)
+    assert same(server, "run", program, fresh=tmp_path / "c") == (3, "hi 42\n", "")
+
+
+def test_a_panic_diagnostics_and_warnings(server, tmp_path):
+    (tmp_path / "panic.pc").write_text(PANIC)
+    (tmp_path / "bad.pc").write_text(BAD)
+    status, _, err = same(server, "run", "panic.pc", cwd=tmp_path, fresh=tmp_path / "c")
+    assert status == 101 and err.startswith("panic: index out of bounds: the length is 2 but the index is 5 at "
+                                            "panic.pc:4:11")
+    status, _, err = same(server, "check", "bad.pc", cwd=tmp_path)
+    assert status == 1 and err.startswith("bad.pc:2:18: error: expected `i64`, found `bool`")
+    status, _, err = same(server, "build", "--deny-warnings", "bad.pc", cwd=tmp_path)
+    assert status == 1
+
+
+def test_stdin_and_the_directory(server, tmp_path):
+    (tmp_path / "lib.pc").write_text("fn answer() -> i64 { return 42; }\n")
+    source = 'import "lib.pc";\nfn main() {\n    print(answer());\n}\n'
+    assert same(server, "run", "-", cwd=tmp_path, stdin=source) == (0, "42\n", "")
+
+
+def test_build_writes_where_the_client_is(server, tmp_path):
+    (tmp_path / "p.pc").write_text(PROGRAM)
+    for name, env in (("served", server), ("alone", alone(server))):
+        before = served(server)
+        assert command(env, "build", "p.pc", "-o", name, cwd=tmp_path).returncode == 0
+        assert served(server) == before + (name == "served")
+        proc = subprocess.run([tmp_path / name], capture_output=True, text=True)
+        assert (proc.returncode, proc.stdout) == (3, "hi 42\n")
+    assert same(server, "build", "p.pc", "--emit", "llvm", "-o", "-", cwd=tmp_path)[1].startswith("; ModuleID")
+
+
+def test_the_environment_is_the_clients(server, tmp_path):
+    (tmp_path / "panic.pc").write_text(PANIC)
+    env = {**server, "PYCORO_BACKTRACE": "1", "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    before = served(server)
+    proc = command(env, "run", "panic.pc", cwd=tmp_path)
+    assert served(server) == before + 1
+    assert proc.returncode == 101
+    assert proc.stderr.endswith("backtrace, most recent call first:\n   0: main at panic.pc:4:11\n"), proc.stderr
+
+
+def test_ctrl_c_ends_the_command(server, tmp_path):
+    (tmp_path / "long.pc").write_text(LONG)
+    env = {**server, "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    client = subprocess.Popen([sys.executable, "-m", "pycoro", "run", "long.pc"], cwd=tmp_path, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not _workers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _workers(tmp_path), "no worker ran the program"
+    client.send_signal(signal.SIGINT)
+    assert client.wait(timeout=30) == -signal.SIGINT   # as a native program dies of Ctrl-C
+    deadline = time.monotonic() + 30
+    while _workers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _workers(tmp_path), "the worker outlived its client"
+
+
+def _workers(cwd: Path) -> list[int]:
+    """Processes of the server's (this Python's) whose directory is `cwd`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if os.readlink(entry / "cwd") == str(cwd) and "pycoro.cli.server" in (entry / "cmdline").read_text():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def test_start_twice_status_stop_and_idle_exit(tmp_path):
+    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    assert command(env, "server", "status").returncode == 3
+    assert command(env, "server", "start", "--idle", "2").returncode == 0
+    again = command(env, "server", "start")
+    assert again.returncode == 0 and "running already" in again.stdout
+    assert command(env, "server", "status").returncode == 0
+    deadline = time.monotonic() + 60
+    while command(env, "server", "status").returncode == 0 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert command(env, "server", "status").returncode == 3   # it went after 2 s idle
+    assert list((tmp_path / "s").glob("*.sock")) == []
+    assert command(env, "server", "start", "--idle", "60").returncode == 0
+    assert command(env, "server", "stop").stdout == "pycoro server: stopped\n"
+    assert command(env, "server", "status").returncode == 3
+
+
+def test_a_dead_servers_socket(tmp_path):
+    """A socket no server listens on: commands run alone; `start` replaces it."""
+    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    (tmp_path / "s").mkdir(mode=0o700)
+    name = subprocess.run([sys.executable, "-c", "from pycoro.cli.client import socket_path; print(socket_path())"],
+                          env=env, capture_output=True, text=True, check=True).stdout.strip()
+    dead = socket.socket(socket.AF_UNIX)
+    dead.bind(name)
+    dead.close()
+    (tmp_path / "p.pc").write_text(PROGRAM)
+    proc = command(env, "run", "p.pc", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (3, "hi 42\n")
+    assert command(env, "server", "start", "--idle", "60").returncode == 0
+    assert command(env, "server", "status").returncode == 0
+    command(env, "server", "stop")
+
+
+def test_a_folder_others_can_write_is_not_used(tmp_path):
+    folder = tmp_path / "s"
+    folder.mkdir()
+    folder.chmod(0o777)
+    env = {**os.environ, "PYCORO_SERVER_DIR": str(folder), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    proc = command(env, "server", "start")
+    assert proc.returncode == 1
+    assert proc.stderr == f"pycoro server: error: {folder} is not a private folder of this user's\n"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o777 and not list(folder.iterdir())
