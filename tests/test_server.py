@@ -199,3 +199,11 @@ def test_a_folder_others_can_write_is_not_used(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr == f"pycoro server: error: {folder} is not a private folder of this user's\n"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o777 and not list(folder.iterdir())
+
+
+def test_usage_errors_and_help(server, tmp_path):
+    """typer's messages name the command as the client was started (`python -m pycoro`)."""
+    status, _, err = same(server, "build", cwd=tmp_path)
+    assert status == 2 and "Usage: python -m pycoro build [OPTIONS] FILE" in err
+    status, out, _ = same(server, "check", "--help", cwd=tmp_path)
+    assert status == 0 and "Usage: python -m pycoro check [OPTIONS] FILE" in out

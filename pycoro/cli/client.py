@@ -137,9 +137,13 @@ def delegate(argv: list[str]) -> int | None:
         return None
     try:
         try:
+            streams = (sys.stdin, sys.stdout, sys.stderr)
             send(connection, {"op": "run", "argv": argv, "argv0": sys.argv[0], "cwd": os.getcwd(),
                               "env": dict(os.environ), "umask": _umask(),
-                              "encodings": [getattr(s, "encoding", None) for s in (sys.stdin, sys.stdout, sys.stderr)]},
+                              # how Python was started (`python -m pycoro`: help says so) and its text streams
+                              "main_package": getattr(sys.modules["__main__"], "__package__", None),
+                              "encodings": [getattr(s, "encoding", None) for s in streams],
+                              "errors": [getattr(s, "errors", None) for s in streams]},
                  [0, 1, 2])
         except OSError:
             return None   # it went away before it took the command: run here

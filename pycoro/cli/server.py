@@ -57,14 +57,14 @@ def start(idle: int = DEFAULT_IDLE) -> int:
                                    cwd="/")
     deadline = time.monotonic() + _START_WAIT
     while time.monotonic() < deadline:
+        answer = client.ask({"op": "status"})   # first: a server started at the same time may answer
+        if answer is not None:
+            print(f"pycoro server: started (pid {answer['pid']}, {path}; it exits after {idle} s without a command)")
+            return 0
         if process.poll() is not None:
             print(f"pycoro server: error: the server exited at once (status {process.returncode}; see {log})",
                   file=sys.stderr)
             return 1
-        answer = client.ask({"op": "status"})
-        if answer is not None:
-            print(f"pycoro server: started (pid {answer['pid']}, {path}; it exits after {idle} s without a command)")
-            return 0
         time.sleep(0.02)
     print(f"pycoro server: error: the server did not answer within {_START_WAIT:.0f} s (see {log})", file=sys.stderr)
     return 1
@@ -106,7 +106,11 @@ def _warm() -> None:
 
 def serve(path: Path, idle: int) -> None:
     _warm()
-    if path.exists() and client.connect(path) is None:
+    if path.exists():
+        other = client.connect(path)
+        if other is not None:   # one started at the same time: it serves
+            other.close()
+            return
         path.unlink()   # a server that died without removing its socket
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
@@ -182,7 +186,11 @@ def _supervise(connection, fds: list[int], request: dict) -> None:
             ready, _, _ = select.select([connection, done], [], [])
             if done in ready:
                 break
-            if not connection.recv(1):   # the client went away (Ctrl-C): so does its command
+            try:
+                gone = not connection.recv(1)
+            except OSError:
+                gone = True
+            if gone:   # the client went away (Ctrl-C): so does its command
                 os.kill(worker, signal.SIGKILL)
                 break
         _, how = os.waitpid(worker, 0)
@@ -205,10 +213,12 @@ def _work(fds: list[int], request: dict) -> None:
         os.environ.update(request["env"])
         os.umask(request["umask"])
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        sys.stdin, sys.stdout, sys.stderr = (_stdio(fd, encoding)
-                                             for fd, encoding in zip((0, 1, 2), request["encodings"]))
+        unbuffered = bool(request["env"].get("PYTHONUNBUFFERED"))
+        sys.stdin, sys.stdout, sys.stderr = (_stdio(fd, encoding, errors, unbuffered) for fd, encoding, errors
+                                             in zip((0, 1, 2), request["encodings"], request["errors"]))
         sys.argv = [request["argv0"], *request["argv"]]
-        from .main import run_here
+        from .main import run_here   # (before the next line: this module is `__main__` here)
+        sys.modules["__main__"].__package__ = request["main_package"]   # this fork's, for help's usage line
         code = run_here(request["argv"])
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
@@ -226,15 +236,16 @@ def _work(fds: list[int], request: dict) -> None:
         os._exit(code)
 
 
-def _stdio(fd: int, encoding: str | None) -> io.TextIOWrapper:
-    """A standard stream over the client's file, buffered as Python buffers its
-    own: stderr and terminals by line, other outputs in blocks."""
-    interactive = os.isatty(fd)
+def _stdio(fd: int, encoding: str | None, errors: str | None, unbuffered: bool) -> io.TextIOWrapper:
+    """A standard stream over the client's file, as the client's Python made
+    its own: its encoding and error handler; stderr and terminals buffered by
+    line, other outputs in blocks; PYTHONUNBUFFERED, written through."""
     raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
     buffered = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
     return io.TextIOWrapper(buffered, encoding=encoding or "utf-8",
-                            errors="backslashreplace" if fd == 2 else "strict",
-                            line_buffering=fd == 2 or (fd == 1 and interactive))
+                            errors=errors or ("backslashreplace" if fd == 2 else "strict"),
+                            line_buffering=fd == 2 or (fd == 1 and os.isatty(fd)),
+                            write_through=unbuffered and fd > 0)
 
 
 if __name__ == "__main__":
