@@ -133,3 +133,23 @@ def test_nothing_of_a_compilation_survives_it():
     gc.collect()
     alive = [str(ref()) for ref in added if ref() is not None and ref() not in PRIMITIVES.values()]
     assert not alive, alive
+
+
+def test_the_runtimes_once_only_code_is_left_out_of_the_pipeline():
+    """What runs at most once (start-up, a fault, a panic's way out) is `optnone`:
+    optimised, it cost every build 5-10 ms (issue 23). The program's own code
+    is optimised as before."""
+    import re
+    source = "var xs: [i64; 4];\nfn main() {\n    var i = 0;\n    while i < 9 { xs[i] = i; i += 1; }\n}\n"
+    lowered = str(Compilation(source, "once.pc", Path("."), Options(opt_level=2)).lowered()[0])
+
+    def attributes(name: str) -> list[str]:
+        header = re.search(rf'^define [^\n]*@"?{re.escape(name)}"?\([^\n]*\{{$', lowered, re.M)
+        assert header, name
+        group = re.search(r"#(\d+) \{$", header.group(0))
+        if group is None:
+            return []
+        return re.search(rf"^attributes #{group.group(1)} = \{{([^}}]*)\}}", lowered, re.M).group(1).split()
+    for name in ("find_stack", "load_unwinder", "on_fault", "fail", "__pc_panic_bounds"):
+        assert "optnone" in attributes(f"pc.{name}"), name
+    assert "optnone" not in attributes("main")

@@ -659,8 +659,6 @@ def _compile_runtime(source: str, path: Path) -> str:
         function = module.get_global(f"pc.{name}")
         function.attributes.add("noinline")
         function.attributes.add("optnone")
-    for name in _NEVER_INLINED:
-        module.get_global(f"pc.{name}").attributes.add("noinline")
     for name in _PANICS:
         module.get_global(f"pc.{name}").attributes.update({"noinline", "cold"})
     return str(module)
@@ -671,14 +669,16 @@ def _compile_runtime(source: str, path: Path) -> str:
 # cost LLVM's -O2 pipeline 20 ms on its own and 80 ms once inlined into a
 # program's float `print`s: most of compiling a small program. Its time is
 # that of snprintf, which optimising the code around the calls does not change.
-_NEVER_OPTIMISED = ("print_float",)
+# The others run at most once in a program's life: at start-up (finding the
+# stack, loading the unwinder: kept out of the C `main` they are called from,
+# the second tests the backtrace table, linked in after the pipeline), at a
+# fault, or on the way to a panic's exit.
+# Optimised, they were 40% of the instructions of a small program's module
+# and cost every build 5-10 ms of pipeline and code generation (issue 23;
+# the programs' own code is the same instruction for instruction).
+_NEVER_OPTIMISED = ("print_float", "find_stack", "load_unwinder", "on_fault", "on_fault_in_try",
+                    "fail", "__pc_panic_bounds", "__pc_panic_slice", "report_backtrace", "backtrace_wanted")
 
-
-# Runtime functions kept out of the C `main` they are called from once: finding
-# the stack's bounds and loading the unwinder (for the fault handler) is
-# nothing to optimise, and the second tests the backtrace table, which is
-# linked in after the pipeline.
-_NEVER_INLINED = ("find_stack", "load_unwinder")
 
 # The ways into a panic: cold and never inlined, as Rust's panic functions.
 # Inlined where a program has few panic sites (often in a library of
