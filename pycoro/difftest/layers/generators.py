@@ -24,7 +24,8 @@ adapters, out of functions that return them; reassigning
 a handle variable (the old coroutine is destroyed after the new value is
 computed); destruction of suspended generators with pending `defer`s at the
 end of the owner's scope; std/iter (`range`, `count` under `take`/`zip`,
-`map`/`filter` with function values, `take`, `zip`, `enumerate`, `chain`,
+`map`/`filter` with function values (named, or returned by a chooser the
+compiler cannot see through), `take`, `zip`, `enumerate`, `chain`,
 `sum`).
 
 The oracle: Python generators. `_Gen` wraps one with PyCoro's handle
@@ -77,7 +78,7 @@ def _state(g):
     """The layer's registries on the generator (made on first use)."""
     st = g.__dict__.get("_gens_state")
     if st is None:
-        st = g.__dict__["_gens_state"] = {"cos": [], "users": [], "mappers": [], "preds": []}
+        st = g.__dict__["_gens_state"] = {"cos": [], "users": [], "mappers": [], "preds": [], "choosers": []}
     return st
 
 
@@ -207,11 +208,12 @@ def gen_expr(g, elem, depth=0, allow_move=True):
     if kind == "map":
         name, src, _ = g.pick([x for x in st["mappers"] if x[2] == elem])
         inner = gen_expr(g, src, depth + 1, allow_move)
-        return inner and GenCall(ty, "map", [inner, FnRef(f"fn({src}) -> {elem}", name)], "_it_map")
+        return inner and GenCall(ty, "map", [inner, _function_value(g, f"fn({src}) -> {elem}", name)], "_it_map")
     if kind == "filter":
         name, _ = g.pick([x for x in st["preds"] if x[1] == elem])
         inner = gen_expr(g, elem, depth + 1, allow_move)
-        return inner and GenCall(ty, "filter", [inner, FnRef(f"fn({elem}) -> bool", name)], "_it_filter")
+        return inner and GenCall(ty, "filter", [inner, _function_value(g, f"fn({elem}) -> bool", name)],
+                                 "_it_filter")
     return None
 
 
@@ -720,6 +722,40 @@ def _maker(g) -> None:
     st["cos"].append(CoSig(sig.name, params, ty, sig.cost, make=True))
 
 
+def _function_value(g, ty: str, name: str) -> m.Expr:
+    """A function value for map and filter: mostly the function named (map
+    and filter are then compiled for it: known_function_arguments.pc), else
+    one a chooser returns, which the compiler cannot know (an indirect call
+    per value)."""
+    choosers = [c for c in _state(g)["choosers"] if c[1] == ty]
+    if not choosers or g.chance(0.6):
+        return FnRef(ty, name)
+    chooser, _ = g.pick(choosers)
+    return m.Call(ty, chooser, [g.expr(BOOL)])
+
+
+def _chooser(g, ty: str, first: str, second: str) -> None:
+    """`fn choose(c: bool) -> fn(…) -> … { if c { return first; } return second; }`"""
+    c = g.fresh("c")
+    body = m.Block([m.If(m.Var(BOOL, c), m.Block([m.Return(FnRef(ty, first))])), m.Return(FnRef(ty, second))])
+    name = g.fresh("choose")
+    g.decls.append(m.FnDecl(name, [(c, BOOL)], ty, body))
+    _state(g)["choosers"].append((name, ty))
+
+
+def _choosers(g) -> None:
+    """Choosers between the mappers (and the predicates) of one type."""
+    st = _state(g)
+    kinds = {}
+    for name, src, dst in st["mappers"]:
+        kinds.setdefault(f"fn({src}) -> {dst}", []).append(name)
+    for name, t in st["preds"]:
+        kinds.setdefault(f"fn({t}) -> bool", []).append(name)
+    for ty, names in sorted(kinds.items()):
+        if g.chance(0.7):
+            _chooser(g, ty, g.pick(names), g.pick(names))
+
+
 def _mappers(g) -> None:
     """Plain functions used as values by map and filter."""
     from .control import _body
@@ -755,6 +791,7 @@ class Generators(Layer):
         if g.chance(0.6):
             _recursive(g)
         _mappers(g)
+        _choosers(g)
         for _ in range(g.r.randint(0, 2)):
             _generator(g) if g.chance(0.7) else _method(g)
         for _ in range(g.r.randint(0, 2)):
