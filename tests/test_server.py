@@ -197,7 +197,7 @@ def test_a_folder_others_can_write_is_not_used(tmp_path):
     env = {**os.environ, "PYCORO_SERVER_DIR": str(folder), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
     proc = command(env, "server", "start")
     assert proc.returncode == 1
-    assert proc.stderr == f"pycoro server: error: {folder} is not a private folder of this user's\n"
+    assert proc.stderr == f"pycoro server: error: {folder} is not a private folder of this user's (others may enter it)\n"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o777 and not list(folder.iterdir())
 
 
@@ -207,3 +207,27 @@ def test_usage_errors_and_help(server, tmp_path):
     assert status == 2 and "Usage: python -m pycoro build [OPTIONS] FILE" in err
     status, out, _ = same(server, "check", "--help", cwd=tmp_path)
     assert status == 0 and "Usage: python -m pycoro check [OPTIONS] FILE" in out
+
+
+def test_stop_ends_the_servers_of_other_versions_and_sigterm_removes_the_socket(tmp_path):
+    """A server of another compiler (as after an upgrade) is stopped with this one's."""
+    folder = tmp_path / "s"
+    env = {**os.environ, "PYCORO_SERVER_DIR": str(folder), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    assert command(env, "server", "start", "--idle", "60").returncode == 0
+    other = folder / "0123456789abcdef0123.sock"
+    older = subprocess.Popen([sys.executable, "-m", "pycoro.cli.server", str(other), "60"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not other.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stopped = command(env, "server", "stop")
+    assert stopped.stdout == ("pycoro server: stopped\n"
+                              "pycoro server: stopped 1 of other pycoro versions or checkouts\n")
+    assert older.wait(timeout=30) == 0 and not other.exists()
+    third = subprocess.Popen([sys.executable, "-m", "pycoro.cli.server", str(other), "60"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not other.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    third.terminate()
+    assert third.wait(timeout=30) == 0 and not other.exists()

@@ -30,9 +30,10 @@ _HEADER = struct.Struct("!I")   # a message's length, before it
 
 def server_dir(create: bool = False) -> Path | None:
     """Where servers' sockets are: $PYCORO_SERVER_DIR, else
-    $XDG_RUNTIME_DIR/pycoro, else /tmp/pycoro-UID (tmux's rule). A folder
-    another user owns or can write to is never used: its socket could run
-    their code under our name. None where there is none (fit to use)."""
+    $XDG_RUNTIME_DIR/pycoro, else /tmp/pycoro-UID (tmux's rule). Only a
+    folder of this user's that no one else may enter: another user who
+    could reach the socket could have the server run commands as this one,
+    or put their own server there. None where there is none (fit to use)."""
     path = chosen_dir()
     if create:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -108,9 +109,10 @@ def receive(connection: socket.socket, max_fds: int = 0) -> tuple[dict | None, l
     return marshal.loads(body), list(fds)
 
 
-def ask(message: dict) -> dict | None:
-    """A control request's answer (`status`, `stop`); None: no server runs."""
-    path = socket_path()
+def ask(message: dict, path: Path | None = None) -> dict | None:
+    """A control request's answer (`status`, `stop`) from this compiler's
+    server, or the one at `path`; None: no server answers."""
+    path = path or socket_path()
     connection = connect(path) if path is not None else None
     if connection is None:
         return None

@@ -38,7 +38,8 @@ def start(idle: int = DEFAULT_IDLE) -> int:
     """Start a server for this compiler, unless one runs; exit status."""
     path = client.socket_path(create=True)
     if path is None:
-        print(f"pycoro server: error: {client.chosen_dir()} is not a private folder of this user's",
+        print(f"pycoro server: error: {client.chosen_dir()} is not a private folder of this user's "
+              "(others may enter it)",
               file=sys.stderr)
         return 1
     if len(str(path).encode()) > 100:   # sockaddr_un holds 108 bytes
@@ -71,8 +72,16 @@ def start(idle: int = DEFAULT_IDLE) -> int:
 
 
 def stop() -> int:
+    """Stop this compiler's server and every other of this user's in the
+    folder: those of other versions or checkouts, which commands no longer
+    reach, would otherwise wait out their idle time."""
+    folder = client.server_dir()
+    others = [p for p in folder.glob("*.sock") if p != client.socket_path()] if folder is not None else []
     answer = client.ask({"op": "stop"})
+    stopped_others = sum(client.ask({"op": "stop"}, other) is not None for other in others)
     print("pycoro server: stopped" if answer is not None else "pycoro server: none runs")
+    if stopped_others:
+        print(f"pycoro server: stopped {stopped_others} of other pycoro versions or checkouts")
     return 0
 
 
@@ -114,10 +123,12 @@ def serve(path: Path, idle: int) -> None:
         path.unlink()   # a server that died without removing its socket
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
+    os.chmod(path, 0o600)   # this user's only, whatever the folder (client.server_dir)
     listener.listen(64)
     identity = path.stat().st_ino
     # Supervisors are reaped by the kernel; each one resets this for its worker.
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # `kill`: remove the socket on the way out
     started = last = time.monotonic()
     served = 0
     try:
@@ -132,10 +143,10 @@ def serve(path: Path, idle: int) -> None:
             connection.settimeout(10)   # a client that connects and says nothing does not hold the server
             try:
                 request, fds = client.receive(connection, max_fds=3)
-            except (OSError, ValueError):
+            except (OSError, ValueError, EOFError, TypeError):   # (marshal's errors)
                 connection.close()
                 continue
-            op = request.get("op") if request else None
+            op = request.get("op") if isinstance(request, dict) else None
             if op == "status":
                 _answer(connection, {"pid": os.getpid(), "served": served, "uptime": now - started,
                                      "idle": now - last, "idle_limit": idle})
@@ -171,6 +182,7 @@ def _supervise(connection, fds: list[int], request: dict) -> None:
     code = 0
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         connection.settimeout(None)
         worker = os.fork()
         if worker == 0:
