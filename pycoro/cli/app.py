@@ -149,7 +149,7 @@ def _server_start(idle: int = typer.Option(server.DEFAULT_IDLE, "--idle", metava
 
 @server_app.command("stop")
 def _server_stop() -> None:
-    """Stop the server."""
+    """Stop the server, and this user's servers of other pycoro versions or checkouts."""
     raise typer.Exit(server.stop())
 
 
