@@ -131,6 +131,7 @@ def delegate(argv: list[str]) -> int | None:
     try:
         for fd in (0, 1, 2):
             os.fstat(fd)   # a closed stdin/stdout/stderr cannot be passed: run here
+        cwd = os.getcwd()   # (a directory since removed: run here, and fail as alone)
     except OSError:
         return None
     path = socket_path()
@@ -140,7 +141,7 @@ def delegate(argv: list[str]) -> int | None:
     try:
         try:
             streams = (sys.stdin, sys.stdout, sys.stderr)
-            send(connection, {"op": "run", "argv": argv, "argv0": sys.argv[0], "cwd": os.getcwd(),
+            send(connection, {"op": "run", "argv": argv, "argv0": sys.argv[0], "cwd": cwd,
                               "env": dict(os.environ), "umask": _umask(),
                               # how Python was started (`python -m pycoro`: help says so) and its text streams
                               "main_package": getattr(sys.modules["__main__"], "__package__", None),
