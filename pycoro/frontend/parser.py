@@ -625,7 +625,9 @@ _kept: dict[str, ast.Module] | None = None
 
 def keep_parsed() -> None:
     """Keep parse_cached's trees in memory, for a process that forks
-    compilations (driver.preload): each fork then finds them parsed."""
+    compilations (driver.preload: each fork then finds them parsed) or makes
+    many (the language server). Safe to share: they are frozen records, and
+    what is memoised of a node is a pure function of it (common/memo.py)."""
     global _kept
     if _kept is None:
         _kept = {}
