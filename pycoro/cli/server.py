@@ -3,15 +3,14 @@
 A process that has imported the compiler, LLVM and the CLI once and keeps
 them, so that a command line does not pay for that again (~125 ms of every
 `pycoro` process: bench/README.md). For each command line a client
-(client.py) hands it, it forks twice:
-
-- a supervisor, which tells the client how the command ended (an exit
-  status, or the signal that killed it) and kills the worker if the client
-  goes away first (Ctrl-C);
-- the worker, which becomes the client's process in all that a command
-  reads: its argv, directory, environment, umask, and its stdin, stdout and
-  stderr (file descriptors passed over the socket). It then runs the command
-  as main.py would, the program of a `pycoro run` included.
+(client.py) hands it, it forks a worker, which becomes the client's process
+in all that a command reads: its argv, directory, environment, umask, and
+its stdin, stdout and stderr (file descriptors passed over the socket). It
+then runs the command as main.py would, the program of a `pycoro run`
+included. The server tells the client how the worker ended (an exit
+status, or the signal that killed it: SIGCHLD wakes its loop), and kills
+the worker if the client goes away first (Ctrl-C). (A supervisor process
+per command cost a second fork, 7 ms.)
 
 Forking keeps every command apart: nothing one command changes survives it,
 and the server itself never runs one. The server exits after `--idle`
@@ -92,7 +91,7 @@ def status() -> int:
         print("pycoro server: none runs")
         return 3
     print(f"pycoro server: running (pid {answer['pid']}, {client.socket_path()}); "
-          f"{answer['served']} commands served, up {answer['uptime']:.0f} s, "
+          f"{answer['served']} commands served ({answer['running']} running), up {answer['uptime']:.0f} s, "
           f"idle for {answer['idle']:.0f} s of {answer['idle_limit']} s")
     return 0
 
@@ -126,16 +125,32 @@ def serve(path: Path, idle: int) -> None:
     os.chmod(path, 0o600)   # this user's only, whatever the folder (client.server_dir)
     listener.listen(64)
     identity = path.stat().st_ino
-    # Supervisors are reaped by the kernel; each one resets this for its worker.
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    # A worker's end wakes the loop: SIGCHLD writes to this pipe.
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # `kill`: remove the socket on the way out
+    workers: dict[int, socket.socket | None] = {}   # pid → its client's connection (None: the client left)
     started = last = time.monotonic()
     served = 0
     try:
         while True:
-            ready, _, _ = select.select([listener], [], [], max(0.0, last + idle - time.monotonic()))
-            if not ready:
-                if time.monotonic() - last >= idle:
+            waiting = [listener, wake_read, *(c for c in workers.values() if c is not None)]
+            timeout = None if workers else max(0.0, last + idle - time.monotonic())
+            ready, _, _ = select.select(waiting, [], [], timeout)
+            if wake_read in ready:
+                while os.read(wake_read, 512) == 512:
+                    pass
+                _reap(workers)
+            for pid, connection in list(workers.items()):
+                if connection is not None and connection in ready and _gone(connection):
+                    os.kill(pid, signal.SIGKILL)   # the client went away (Ctrl-C): so does its command
+                    connection.close()
+                    workers[pid] = None
+            if listener not in ready:
+                if not workers and time.monotonic() - last >= idle:
                     return
                 continue
             connection, _ = listener.accept()
@@ -148,19 +163,27 @@ def serve(path: Path, idle: int) -> None:
                 continue
             op = request.get("op") if isinstance(request, dict) else None
             if op == "status":
-                _answer(connection, {"pid": os.getpid(), "served": served, "uptime": now - started,
-                                     "idle": now - last, "idle_limit": idle})
+                _answer(connection, {"pid": os.getpid(), "served": served, "running": len(workers),
+                                     "uptime": now - started, "idle": now - last, "idle_limit": idle})
             elif op == "stop":
                 _answer(connection, {"stopped": True})
                 return
             elif op == "run" and len(fds) == 3:
                 served, last = served + 1, now
-                if os.fork() == 0:
-                    listener.close()
-                    _supervise(connection, fds, request)   # never returns
+                pid = os.fork()
+                if pid == 0:
+                    for other in [listener, *(c for c in workers.values() if c is not None)]:
+                        other.close()
+                    os.close(wake_read)
+                    os.close(wake_write)
+                    _work(fds, request)   # never returns
+                connection.settimeout(None)
+                workers[pid] = connection
+                _reap(workers)   # (one that ended before it was listed)
+            else:
+                connection.close()
             for fd in fds:
                 os.close(fd)
-            connection.close()
     finally:
         try:
             if path.stat().st_ino == identity:   # not a newer server's
@@ -169,48 +192,36 @@ def serve(path: Path, idle: int) -> None:
             pass
 
 
+def _reap(workers: dict) -> None:
+    """Tell each client whose worker has ended how it ended: its exit status,
+    or the signal that killed it."""
+    for pid, connection in list(workers.items()):
+        ended, how = os.waitpid(pid, os.WNOHANG)
+        if ended == 0:
+            continue
+        del workers[pid]
+        if connection is not None:
+            outcome = {"signal": os.WTERMSIG(how)} if os.WIFSIGNALED(how) else \
+                {"status": os.waitstatus_to_exitcode(how)}
+            _answer(connection, outcome)
+
+
+def _gone(connection: socket.socket) -> bool:
+    """Whether a client that has sent its command has closed its end."""
+    try:
+        return not connection.recv(1, socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
 def _answer(connection, message: dict) -> None:
     try:
         client.send(connection, message)
     except OSError:
         pass
     connection.close()
-
-
-def _supervise(connection, fds: list[int], request: dict) -> None:
-    """The supervisor: runs the worker, reports how it ended."""
-    code = 0
-    try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        connection.settimeout(None)
-        worker = os.fork()
-        if worker == 0:
-            connection.close()
-            _work(fds, request)   # never returns
-        for fd in fds:
-            os.close(fd)
-        try:
-            done = os.pidfd_open(worker)
-        except (AttributeError, OSError):   # no pidfd: wait without watching the client
-            done = None
-        while done is not None:
-            ready, _, _ = select.select([connection, done], [], [])
-            if done in ready:
-                break
-            try:
-                gone = not connection.recv(1)
-            except OSError:
-                gone = True
-            if gone:   # the client went away (Ctrl-C): so does its command
-                os.kill(worker, signal.SIGKILL)
-                break
-        _, how = os.waitpid(worker, 0)
-        outcome = {"signal": os.WTERMSIG(how)} if os.WIFSIGNALED(how) else {"status": os.waitstatus_to_exitcode(how)}
-        client.send(connection, outcome)
-    except BaseException:  # noqa: BLE001 - whatever happens, this process must not return into the server
-        code = 70
-    os._exit(code)
 
 
 def _work(fds: list[int], request: dict) -> None:
@@ -224,7 +235,10 @@ def _work(fds: list[int], request: dict) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         os.umask(request["umask"])
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.set_wakeup_fd(-1)
+        for number, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGCHLD, signal.SIG_DFL),
+                                (signal.SIGTERM, signal.SIG_DFL)):
+            signal.signal(number, handler)
         unbuffered = bool(request["env"].get("PYTHONUNBUFFERED"))
         sys.stdin, sys.stdout, sys.stderr = (_stdio(fd, encoding, errors, unbuffered) for fd, encoding, errors
                                              in zip((0, 1, 2), request["encodings"], request["errors"]))
