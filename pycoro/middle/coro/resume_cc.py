@@ -38,7 +38,6 @@ _RESUMING = r'@(?:"[^"\n]*\.resume"|[-\w$.]+\.resume|__NoopCoro_ResumeDestroy|"?
 _DEFINITION = re.compile(r'^(define internal )fastcc( [^@\n]*' + _RESUMING + r'\()', re.M)
 _DIRECT_CALL = re.compile(r'(call )fastcc( void ' + _RESUMING + r'\()')
 _INDIRECT_CALL = re.compile(r'(call )fastcc( void (' + _VALUE + r')\(ptr [^%)\n]*(' + _VALUE + r')\))')
-_FUNCTION = re.compile(r'^define [^\n]*\{\n.*?^\}\n', re.M | re.S)
 
 
 def applies(triple: str) -> bool:
@@ -49,7 +48,7 @@ def preserve_none(module: llvm.ModuleRef) -> llvm.ModuleRef:
     """The module with its resume functions under `preserve_none` (or unchanged)."""
     text = str(module)
     try:
-        changed = _FUNCTION.sub(lambda m: _resumptions(m.group(0)), text)
+        changed = _each_function(text, _resumptions)
     except _Unexpected:
         return module
     changed = _DEFINITION.sub(r"\1preserve_nonecc\2", changed)
@@ -66,6 +65,21 @@ def preserve_none(module: llvm.ModuleRef) -> llvm.ModuleRef:
 
 class _Unexpected(Exception):
     """An indirect fastcc call that is neither a resumption nor a destruction."""
+
+
+def _each_function(text: str, change) -> str:
+    """`text` with each function definition that makes a `fastcc` call
+    replaced by `change(definition)`. (Cut by `str.find`: a lazy regex over
+    the module, `^define …{ .*? ^}`, took 2.5 ms of every build.)"""
+    out, at = [], 0
+    while (start := text.find("\ndefine ", at)) >= 0:
+        end = text.find("\n}\n", start) + 3
+        if end < 3:
+            break
+        function = text[start + 1:end]
+        out += [text[at:start + 1], change(function) if "call fastcc" in function else function]
+        at = end
+    return "".join(out) + text[at:]
 
 
 def _resumptions(function: str) -> str:
@@ -94,8 +108,5 @@ def _resumptions(function: str) -> str:
 def _consistent(text: str) -> bool:
     """Every direct call to a converted function uses its new convention."""
     converted = set(re.findall(r'^define internal preserve_nonecc [^@\n]*(@(?:"[^"\n]*"|[-\w$.]+))\(', text, re.M))
-    for name in converted:
-        for call in re.finditer(r'call (\w+) [^@\n]*' + re.escape(name) + r'\(', text):
-            if call.group(1) != "preserve_nonecc":
-                return False
-    return True
+    return all(call.group(2) not in converted or call.group(1) == "preserve_nonecc"
+               for call in re.finditer(r'call (\w+) [^@\n]*(@(?:"[^"\n]*"|[-\w$.]+))\(', text))
