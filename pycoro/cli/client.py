@@ -26,6 +26,8 @@ from pathlib import Path
 # commands.run_program). `lsp`, `gdb` and `server` stay in this process.
 DELEGATED = ("run", "build", "check", "explain")
 _HEADER = struct.Struct("!I")   # a message's length, before it
+# Unix sockets that pass file descriptors, and fork: not on Windows
+SUPPORTED = hasattr(socket, "AF_UNIX") and hasattr(socket, "SCM_RIGHTS") and hasattr(os, "fork")
 
 
 def server_dir(create: bool = False) -> Path | None:
@@ -68,6 +70,8 @@ def socket_path(create: bool = False) -> Path | None:
 
 def connect(path: Path) -> socket.socket | None:
     """A connection to the server at `path`; None when none answers there."""
+    if not SUPPORTED:
+        return None
     client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         client.connect(str(path))
@@ -126,7 +130,7 @@ def ask(message: dict, path: Path | None = None) -> dict | None:
 def delegate(argv: list[str]) -> int | None:
     """Run `pycoro ARGV` in the server's worker: its exit status, or None
     when no server takes it (this process then does the work)."""
-    if os.environ.get("PYCORO_SERVER") == "0" or not argv or argv[0] not in DELEGATED:
+    if os.environ.get("PYCORO_SERVER") == "0" or not argv or argv[0] not in DELEGATED or not SUPPORTED:
         return None
     try:
         for fd in (0, 1, 2):

@@ -35,6 +35,9 @@ _START_WAIT = 30.0    # seconds `start` waits for a new server to answer
 
 def start(idle: int = DEFAULT_IDLE) -> int:
     """Start a server for this compiler, unless one runs; exit status."""
+    if not client.SUPPORTED:
+        print("pycoro server: error: a compile server needs Unix sockets and fork (Linux, macOS)", file=sys.stderr)
+        return 1
     path = client.socket_path(create=True)
     if path is None:
         print(f"pycoro server: error: {client.chosen_dir()} is not a private folder of this user's "
