@@ -231,3 +231,18 @@ def test_stop_ends_the_servers_of_other_versions_and_sigterm_removes_the_socket(
         time.sleep(0.05)
     third.terminate()
     assert third.wait(timeout=30) == 0 and not other.exists()
+
+
+def test_a_warm_worker_takes_the_next_command(server, tmp_path):
+    """A spare worker, warmed ahead of time, waits for the next command and
+    runs it as a fresh one would; another is warmed after it."""
+    deadline = time.monotonic() + 60
+    while "a warm worker waits" not in command(server, "server", "status").stdout and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "a warm worker waits" in command(server, "server", "status").stdout
+    (tmp_path / "p.pc").write_text(PROGRAM)
+    assert same(server, "run", "p.pc", cwd=tmp_path, fresh=tmp_path / "c") == (3, "hi 42\n", "")
+    deadline = time.monotonic() + 60
+    while "a warm worker waits" not in command(server, "server", "status").stdout and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "a warm worker waits" in command(server, "server", "status").stdout
