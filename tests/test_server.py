@@ -246,3 +246,15 @@ def test_a_warm_worker_takes_the_next_command(server, tmp_path):
     while "a warm worker waits" not in command(server, "server", "status").stdout and time.monotonic() < deadline:
         time.sleep(0.2)
     assert "a warm worker waits" in command(server, "server", "status").stdout
+
+
+def test_one_server_for_python_and_python3_of_one_environment(tmp_path):
+    """`pycoro` (a console script: `python3`) and `python -m pycoro` find the same server."""
+    found = set()
+    for name in ("python", "python3"):
+        executable = Path(sys.executable).parent / name
+        if executable.exists():
+            found.add(subprocess.run([str(executable), "-c", "from pycoro.cli.client import server_name; "
+                                      "print(server_name())"], capture_output=True, text=True,
+                                     check=True).stdout)
+    assert len(found) == 1

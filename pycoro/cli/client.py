@@ -58,9 +58,11 @@ def chosen_dir() -> Path:
 
 def server_name() -> str:
     """The server this compiler may use: one of exactly these sources (the
-    cache's fingerprint of them) run by this Python."""
+    cache's fingerprint of them) run by this Python in this environment
+    (`python` and `python3` of one venv alike: the console script's is one,
+    `python -m pycoro` may be the other)."""
     from ..common.cache import compiler_fingerprint, digest
-    return digest(f"{compiler_fingerprint()} {sys.executable}")[:20]
+    return digest(f"{compiler_fingerprint()} {sys.prefix} {os.path.realpath(sys.executable)}")[:20]
 
 
 def socket_path(create: bool = False) -> Path | None:
