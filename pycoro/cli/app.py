@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from . import server
+from . import server_commands
 from .commands import ANY, COMMANDS, FLAG, OPT_LEVELS, Command, Option
 
 app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -141,22 +141,22 @@ app.add_typer(server_app, name="server")
 
 
 @server_app.command("start")
-def _server_start(idle: int = typer.Option(server.DEFAULT_IDLE, "--idle", metavar="SECONDS",
+def _server_start(idle: int = typer.Option(server_commands.DEFAULT_IDLE, "--idle", metavar="SECONDS",
                                            help="exit after this long without a command")) -> None:
     """Start a server for this pycoro (if none runs); commands use it from then on."""
-    raise typer.Exit(server.start(idle))
+    raise typer.Exit(server_commands.start(idle))
 
 
 @server_app.command("stop")
 def _server_stop() -> None:
     """Stop the server, and this user's servers of other pycoro versions or checkouts."""
-    raise typer.Exit(server.stop())
+    raise typer.Exit(server_commands.stop())
 
 
 @server_app.command("status")
 def _server_status() -> None:
     """Whether a server runs (exit status 0) or not (3), and what it has done."""
-    raise typer.Exit(server.status())
+    raise typer.Exit(server_commands.status())
 
 
 def main(argv: list[str] | None = None) -> None:
