@@ -53,7 +53,7 @@ def chosen_dir() -> Path:
     if not chosen:
         runtime = os.environ.get("XDG_RUNTIME_DIR")
         chosen = os.path.join(runtime, "pycoro") if runtime else f"/tmp/pycoro-{os.getuid()}"
-    return Path(chosen)
+    return Path(os.path.abspath(chosen))   # (the server runs in `/`)
 
 
 def server_name() -> str:
