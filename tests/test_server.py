@@ -258,3 +258,21 @@ def test_one_server_for_python_and_python3_of_one_environment(tmp_path):
                                       "print(server_name())"], capture_output=True, text=True,
                                      check=True).stdout)
     assert len(found) == 1
+
+
+def test_stop_lets_a_running_command_end(tmp_path):
+    """`stop` takes no new command, and the one running ends with its own status."""
+    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    assert command(env, "server", "start", "--idle", "60").returncode == 0
+    (tmp_path / "slow.pc").write_text(
+        'extern fn usleep(us: u32) -> i32;\nfn main() -> i32 {\n    usleep(1500000u32);\n    print("done");\n'
+        '    return 4;\n}\n')
+    running = subprocess.Popen([sys.executable, "-m", "pycoro", "run", "slow.pc"], cwd=tmp_path, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not _workers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert command(env, "server", "stop").stdout == "pycoro server: stopped\n"
+    assert command(env, "server", "status").returncode == 3   # no new commands
+    out, err = running.communicate(timeout=60)
+    assert (running.returncode, out, err) == (4, "done\n", "")

@@ -85,8 +85,11 @@ def connect(path: Path) -> socket.socket | None:
 
 def send(connection: socket.socket, message: dict, fds: list[int] = ()) -> None:
     data = marshal.dumps(message)
+    data = _HEADER.pack(len(data)) + data
     ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
-    connection.sendmsg([_HEADER.pack(len(data)) + data], ancillary)
+    sent = connection.sendmsg([data], ancillary)
+    if sent < len(data):   # a large environment: the rest, without the descriptors again
+        connection.sendall(data[sent:])
 
 
 def receive(connection: socket.socket, max_fds: int = 0) -> tuple[dict | None, list[int]]:

@@ -16,7 +16,8 @@ process per command cost a second fork, 7 ms.)
 
 Forking keeps every command apart: nothing one command changes survives it,
 and the server itself never runs one. The server exits after `--idle`
-seconds without a command, or on `pycoro server stop`.
+seconds without a command, or on `pycoro server stop` (which takes no new
+command and lets the running ones end first).
 """
 from __future__ import annotations
 
@@ -109,9 +110,14 @@ def serve(path: Path, idle: int) -> None:
         return pid
 
     spare.start(fork)
+    stopping = False   # `stop`: no new commands; the running ones end first
     try:
         while True:
-            waiting = [listener, wake_read, *(c for c in workers.values() if c is not None), *spare.waiting()]
+            if stopping and not workers:
+                return
+            waiting = [wake_read, *(c for c in workers.values() if c is not None), *spare.waiting()]
+            if not stopping:
+                waiting.append(listener)
             timeout = None if workers else max(0.0, last + idle - time.monotonic())
             ready, _, _ = select.select(waiting, [], [], timeout)
             if wake_read in ready:
@@ -143,13 +149,16 @@ def serve(path: Path, idle: int) -> None:
                                      "spare": spare.ready,
                                      "uptime": now - started, "idle": now - last, "idle_limit": idle})
             elif op == "stop":
-                _answer(connection, {"stopped": True})
-                return
+                _answer(connection, {"stopped": True, "running": len(workers)})
+                stopping = True
+                listener.close()
+                _remove(path, identity)
+                spare.stop()
             elif op == "run" and len(fds) == 3:
                 served, last = served + 1, now
                 pid = spare.take(request, fds)
                 if pid is None:   # none ready: a worker forked now
-                    pid = fork(lambda: _work(fds, request))
+                    pid = fork(lambda: (connection.close(), _work(fds, request)))
                 connection.settimeout(None)
                 workers[pid] = connection
                 _reap(workers)   # (one that ended before it was listed)
@@ -159,11 +168,16 @@ def serve(path: Path, idle: int) -> None:
                 os.close(fd)
     finally:
         spare.stop()
-        try:
-            if path.stat().st_ino == identity:   # not a newer server's
-                path.unlink()
-        except OSError:
-            pass
+        _remove(path, identity)
+
+
+def _remove(path: Path, identity: int) -> None:
+    """Remove the server's socket, unless a newer server's is there now."""
+    try:
+        if path.stat().st_ino == identity:
+            path.unlink()
+    except OSError:
+        pass
 
 
 class _Spare:
@@ -207,7 +221,9 @@ class _Spare:
         self.pid, self.channel, self.ready = None, None, False
         try:
             client.send(channel, request, fds)
-        except OSError:
+        except OSError:   # it has gone: a fresh fork takes the command
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
             return None
         finally:
             channel.close()
@@ -226,8 +242,14 @@ class _Spare:
             self.start(fork)
 
     def stop(self) -> None:
+        """End the spare, and start none after it."""
+        self.failed = True
         if self.pid is not None:
             os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        if self.channel is not None:
+            self.channel.close()
+        self.pid, self.channel, self.ready = None, None, False
 
 
 def _stand_by(channel: socket.socket) -> None:
