@@ -276,3 +276,22 @@ def test_stop_lets_a_running_command_end(tmp_path):
     assert command(env, "server", "status").returncode == 3   # no new commands
     out, err = running.communicate(timeout=60)
     assert (running.returncode, out, err) == (4, "done\n", "")
+
+
+def test_pycoro_server_auto_starts_one_for_later_commands(tmp_path):
+    """`PYCORO_SERVER=auto`: a command that finds no server runs alone and
+    starts one; the commands after it are handed to it."""
+    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c"),
+           "PYCORO_SERVER": "auto"}
+    (tmp_path / "p.pc").write_text(PROGRAM)
+    first = command(env, "check", "p.pc", cwd=tmp_path)
+    assert (first.returncode, first.stdout, first.stderr) == (0, "", "")
+    deadline = time.monotonic() + 60
+    while command(env, "server", "status").returncode != 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert served(env) == 0
+    proc = command(env, "run", "p.pc", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (3, "hi 42\n")
+    assert served(env) == 1
+    assert not list((tmp_path / "s").glob("*.starting"))
+    command(env, "server", "stop")

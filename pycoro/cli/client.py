@@ -5,7 +5,8 @@ modules and LLVM before it compiles anything (bench/README.md). The server
 has them loaded: it forks a worker per command line, which runs the command
 as this process would, in this process's directory and environment, writing
 to its stdin, stdout and stderr (passed over the socket), and this process
-exits with the worker's status. `PYCORO_SERVER=0` keeps every command here.
+exits with the worker's status. `PYCORO_SERVER=0` keeps every command here;
+`PYCORO_SERVER=auto` starts a server where a command finds none.
 
 Light: the socket and the protocol only; nothing of the compiler. Messages
 are `marshal`led and the socket is `_socket`'s: `json` and `socket` (its
@@ -20,7 +21,11 @@ import os
 import signal
 import struct
 import sys
+import time
 from pathlib import Path
+
+DEFAULT_IDLE = 1800   # seconds without a command before a server exits
+_SPAWNING = 30.0      # seconds a server being started is waited for, before another is
 
 # Command lines a worker runs (`run` only once the cache has missed:
 # commands.run_program). `lsp`, `gdb` and `server` stay in this process.
@@ -132,10 +137,41 @@ def ask(message: dict, path: Path | None = None) -> dict | None:
         connection.close()
 
 
+def spawn(path: Path, idle: int = DEFAULT_IDLE):
+    """Start a server process at `path`, detached (its messages go to a .log
+    beside the socket); the process, or None where its socket's path is too
+    long (sockaddr_un holds 108 bytes)."""
+    if len(str(path).encode()) > 100:
+        return None
+    import subprocess
+    with open(path.with_suffix(".log"), "ab") as out:
+        return subprocess.Popen([sys.executable, "-m", "pycoro.cli.server", str(path), str(idle)],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, cwd="/")
+
+
+def _spawn_once(path: Path) -> None:
+    """`PYCORO_SERVER=auto` and no server: start one for the commands after
+    this one, unless one was started in the last seconds (it is warming up:
+    a `.starting` mark beside the socket, which the server removes)."""
+    mark = path.with_suffix(".starting")
+    try:
+        if time.time() - mark.stat().st_mtime < _SPAWNING:
+            return
+    except OSError:
+        pass
+    try:
+        mark.touch()
+        spawn(path)
+    except OSError:
+        pass
+
+
 def delegate(argv: list[str]) -> int | None:
     """Run `pycoro ARGV` in the server's worker: its exit status, or None
-    when no server takes it (this process then does the work)."""
-    if os.environ.get("PYCORO_SERVER") == "0" or not argv or argv[0] not in DELEGATED or not SUPPORTED:
+    when no server takes it (this process then does the work). With
+    `PYCORO_SERVER=auto`, a command that finds none starts one for later."""
+    mode = os.environ.get("PYCORO_SERVER", "")
+    if mode == "0" or not argv or argv[0] not in DELEGATED or not SUPPORTED:
         return None
     try:
         for fd in (0, 1, 2):
@@ -143,9 +179,11 @@ def delegate(argv: list[str]) -> int | None:
         cwd = os.getcwd()   # (a directory since removed: run here, and fail as alone)
     except OSError:
         return None
-    path = socket_path()
+    path = socket_path(create=mode == "auto")
     connection = connect(path) if path is not None and path.exists() else None
     if connection is None:
+        if mode == "auto" and path is not None:
+            _spawn_once(path)
         return None
     try:
         try:

@@ -83,6 +83,7 @@ def serve(path: Path, idle: int) -> None:
     os.chmod(path, 0o600)   # this user's only, whatever the folder (client.server_dir)
     listener.listen(64)
     identity = path.stat().st_ino
+    path.with_suffix(".starting").unlink(missing_ok=True)   # (client._spawn_once's mark)
     # A worker's end wakes the loop: SIGCHLD writes to this pipe.
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)

@@ -7,7 +7,7 @@ import time
 
 from . import client
 
-DEFAULT_IDLE = 1800   # seconds without a command before the server exits
+DEFAULT_IDLE = client.DEFAULT_IDLE
 _START_WAIT = 30.0    # seconds `start` waits for a new server to answer
 
 
@@ -22,20 +22,16 @@ def start(idle: int = DEFAULT_IDLE) -> int:
               "(others may enter it)",
               file=sys.stderr)
         return 1
-    if len(str(path).encode()) > 100:   # sockaddr_un holds 108 bytes
-        print(f"pycoro server: error: the socket's path is too long: {path} (set PYCORO_SERVER_DIR)",
-              file=sys.stderr)
-        return 1
     running = client.ask({"op": "status"})
     if running is not None:
         print(f"pycoro server: running already (pid {running['pid']}, {path})")
         return 0
-    import subprocess
+    process = client.spawn(path, idle)
+    if process is None:
+        print(f"pycoro server: error: the socket's path is too long: {path} (set PYCORO_SERVER_DIR)",
+              file=sys.stderr)
+        return 1
     log = path.with_suffix(".log")
-    with open(log, "ab") as out:
-        process = subprocess.Popen([sys.executable, "-m", "pycoro.cli.server", str(path), str(idle)],
-                                   stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
-                                   cwd="/")
     deadline = time.monotonic() + _START_WAIT
     while time.monotonic() < deadline:
         answer = client.ask({"op": "status"})   # first: a server started at the same time may answer
