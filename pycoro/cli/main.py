@@ -40,6 +40,35 @@ def run_here(argv: list[str]) -> int:
     return 0
 
 
+def exit_fork(command) -> None:
+    """End a forked process (a compile server's worker, the difftest's fork
+    server's child) as the `pycoro` process would have ended: with
+    `command()`'s exit status (a SystemExit as Python reports it, any other
+    exception's traceback and status 70), its output flushed, Python's and
+    the C stdio of a program it ran. Never returns: a fork must not go back
+    into its server's code."""
+    code = 70
+    try:
+        code = command()
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        if not isinstance(done.code, (int, type(None))):
+            print(done.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001 - reported as the command's own failure would be
+        import traceback
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed pipe: nothing more to say
+                pass
+        import ctypes
+        import os
+        ctypes.CDLL(None).fflush(None)
+        os._exit(code & 0xFF)
+
+
 def _delegate(argv: list[str]) -> int | None:
     from .client import delegate
     return delegate(argv)

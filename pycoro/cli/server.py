@@ -205,7 +205,6 @@ class _Spare:
         self.channel = ours
         self.pid = fork(lambda: _stand_by(theirs))
         theirs.close()
-        self.ready = False
 
     def sockets(self) -> list[socket.socket]:
         return [self.channel] if self.channel is not None else []
@@ -305,8 +304,9 @@ def _answer(connection, message: dict) -> None:
 
 def _work(fds: list[int], request: dict) -> None:
     """The worker: the client's process in all that a command reads, then the command."""
-    code = 70
-    try:
+    from .main import exit_fork, run_here   # (first: this module is `__main__` here, whose package changes below)
+
+    def command() -> int:
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
@@ -322,23 +322,9 @@ def _work(fds: list[int], request: dict) -> None:
         sys.stdin, sys.stdout, sys.stderr = (_stdio(fd, encoding, errors, unbuffered) for fd, encoding, errors
                                              in zip((0, 1, 2), request["encodings"], request["errors"]))
         sys.argv = [request["argv0"], *request["argv"]]
-        from .main import run_here   # (before the next line: this module is `__main__` here)
         sys.modules["__main__"].__package__ = request["main_package"]   # this fork's, for help's usage line
-        code = run_here(request["argv"])
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-        if not isinstance(done.code, (int, type(None))):
-            print(done.code, file=sys.stderr)
-    except BaseException:  # noqa: BLE001 - reported as the command's own failure would be
-        import traceback
-        traceback.print_exc()
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:  # noqa: BLE001 - a closed pipe: nothing more to say
-                pass
-        os._exit(code)
+        return run_here(request["argv"])
+    exit_fork(command)
 
 
 def _stdio(fd: int, encoding: str | None, errors: str | None, unbuffered: bool) -> io.TextIOWrapper:

@@ -1,7 +1,7 @@
 """A fork server for `pycoro` command lines: a process that has imported the
 compiler once (about 0.3 s of every `pycoro run`: LLVM, lark, the checker)
 and runs each command line in a fork of itself, through the same entry point
-as the `pycoro` command (cli.main.main), with the child's stdout and stderr in
+as the `pycoro` command (cli.main.run_here), with the child's stdout and stderr in
 files and a time limit (SIGALRM). The runner keeps one per job.
 
 Protocol: the runner writes a JSON line {"argv", "cwd", "timeout", "out",
@@ -47,10 +47,10 @@ class ForkServer:
 
 
 def _child(req) -> None:
-    import ctypes
     import signal
-    code = 70
-    try:
+    from pycoro.cli.main import exit_fork, run_here
+
+    def command() -> int:
         os.chdir(req["cwd"])
         for fd, path in ((1, req["out"]), (2, req["err"])):
             f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -60,23 +60,8 @@ def _child(req) -> None:
         os.dup2(null, 0)
         signal.alarm(max(1, math.ceil(req["timeout"])))
         sys.argv = ["pycoro", *req["argv"]]
-        from pycoro.cli.main import main
-        try:
-            main()
-            code = 0
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    except BaseException:   # noqa: BLE001 - reported like the pycoro command's own crash
-        import traceback
-        traceback.print_exc()
-        code = 70
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            ctypes.CDLL(None).fflush(None)   # the program's C stdio
-        finally:
-            os._exit(code & 0xFF)
+        return run_here(req["argv"])   # (never a compile server's: this is one)
+    exit_fork(command)
 
 
 def serve() -> None:
