@@ -21,6 +21,38 @@ def pycoro():
     return run_pycoro
 
 
+_SHOWING_IMPORTS = """
+import runpy, sys
+before = set(sys.modules)
+sys.argv = ["pycoro", *sys.argv[1:]]
+try:
+    runpy.run_module("pycoro", run_name="__main__", alter_sys=True)
+except SystemExit as done:
+    status = done.code
+sys.stderr.write("\\nIMPORTED " + " ".join(sorted(set(sys.modules) - before)) + "\\n")
+sys.exit(status)
+"""
+
+
+def imports_of_pycoro(env: dict, *args, cwd=None) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """`pycoro ARGS` run as `python -m pycoro` runs it, and the modules it
+    imported (beyond those Python's start-up had: what site and .pth files
+    import is not pycoro's doing)."""
+    proc = subprocess.run([sys.executable, "-c", _SHOWING_IMPORTS, *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd or ROOT, timeout=120, env={**os.environ, **env})
+    stderr, _, imported = proc.stderr.rpartition("\nIMPORTED ")
+    proc.stderr = stderr
+    return proc, set(imported.split())
+
+
+# What the two light paths (a cached `pycoro run`, a command handed to a
+# compile server) must not import: the compiler, LLVM, typer, pathlib
+# (fnmatch, urllib.parse, ipaddress: 3 ms of a 30 ms start) and `signal`
+# (`_signal` in enums, with `enum`: 1-2 ms).
+HEAVY = frozenset({"pycoro.pipeline.driver", "pycoro.frontend", "lark", "llvmlite.binding", "typer", "pathlib",
+                   "signal"})
+
+
 @pytest.fixture(scope="module", params=["native", "python"], autouse=False)
 def embedding(request):
     """Each test of a module that uses it runs twice: with the native entry

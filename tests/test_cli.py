@@ -8,6 +8,8 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+from conftest import HEAVY, imports_of_pycoro
+
 from pycoro.common import cache
 from pycoro.cli.app import app
 from pycoro.pipeline.driver import Compilation
@@ -206,6 +208,16 @@ def test_a_plain_run_skips_the_option_parser_and_a_cached_one_llvm_and_the_compi
     assert {"llvmlite.binding", "typer", "pycoro.pipeline.driver", "pycoro.frontend", "lark"}.isdisjoint(cached)
 
 
+def test_a_cached_run_imports_nothing_heavy(cache_dir, hello):
+    """Not the compiler, not LLVM, not typer, not pathlib (bench/README.md:
+    start-up): a cached run is a Python start, a key, and a library loaded."""
+    env = {"PYCORO_CACHE_DIR": str(cache_dir), "PYCORO_SERVER": "0"}
+    compiling, _ = imports_of_pycoro(env, "run", hello)
+    proc, imported = imports_of_pycoro(env, "run", hello)
+    assert (proc.returncode, proc.stdout) == (0, "hi 1.5\n"), proc.stderr
+    assert "pycoro.pipeline.rerun" in imported and not HEAVY & imported, sorted(HEAVY & imported)
+
+
 def test_a_run_entry_whose_library_cannot_be_loaded_runs_its_object_code(cache_dir, hello, pycoro):
     import marshal
     assert pycoro("run", hello).returncode == 0
@@ -309,7 +321,7 @@ def test_the_parser_comes_from_the_cache_and_parses_as_a_built_one(cache_dir, mo
         loaded = parser._parser()
         assert loaded is not built
         root = Path(__file__).parent.parent
-        for source in [*root.glob("tests/programs/*.pc"), *root.glob("examples/*.pc"), *root.glob("stdlib/*.pc")]:
+        for source in [*root.glob("tests/programs/*.pc"), *root.glob("examples/*.pc"), *root.glob("pycoro/stdlib/*.pc")]:
             text = source.read_text()
             outcomes = []
             for lark in (built, loaded):

@@ -12,7 +12,7 @@ from pygments.token import Error, Keyword, Name, String
 from pycoro.highlight import CONSTANTS, KEYWORDS, PyCoroLexer
 
 ROOT = Path(__file__).parent.parent
-PROGRAMS = sorted([*(ROOT / "examples").rglob("*.pc"), *(ROOT / "stdlib").glob("*.pc")])
+PROGRAMS = sorted([*(ROOT / "examples").rglob("*.pc"), *(ROOT / "pycoro" / "stdlib").glob("*.pc")])
 
 
 def test_registered_as_pycoro_and_for_pc_files():

@@ -11,7 +11,7 @@ from lark import Lark
 from pycoro.frontend import parser
 
 ROOT = Path(__file__).resolve().parent.parent
-PROGRAMS = sorted(p for d in ("examples", "tests", "stdlib", "bench") for p in (ROOT / d).rglob("*.pc"))
+PROGRAMS = sorted(p for d in ("examples", "tests", "pycoro/stdlib", "bench") for p in (ROOT / d).rglob("*.pc"))
 
 SNIPPETS = [
     # a keyword as a field or method name after `.`; `Name {` in a condition's head

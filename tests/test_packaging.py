@@ -1,6 +1,6 @@
-"""What a wheel is made of: pyproject.toml lists packages by hand (the stdlib
-is mapped from the top-level stdlib/), so a new subpackage must be listed
-there, or `pip install .` leaves it out while an editable install works."""
+"""What a wheel is made of: pyproject.toml lists packages by hand (the stdlib,
+pycoro/stdlib, holds no Python), so a new subpackage must be listed there, or
+`pip install .` leaves it out while an editable install works."""
 from __future__ import annotations
 
 import subprocess
@@ -31,7 +31,7 @@ def test_the_wheel_carries_the_stdlib_and_nothing_stray(tmp_path):
     wheel = _wheel(tmp_path)
     names = set(wheel.namelist())
     assert {n.split("/")[0] for n in names} == {"pycoro", "pycoro-0.1.0.dist-info"}
-    stdlib = {p.name for p in (ROOT / "stdlib").glob("*.pc")}
+    stdlib = {p.name for p in (ROOT / "pycoro" / "stdlib").glob("*.pc")}
     assert {f"pycoro/stdlib/{name}" for name in stdlib} <= names
     assert {"pycoro/py.typed", "pycoro/frontend/grammar.lark", "pycoro-0.1.0.dist-info/licenses/LICENSE"} <= names
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".o", ".so"))]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import HEAVY, ROOT, imports_of_pycoro
 
 PROGRAM = """fn main() -> i32 {
     print("hi", 41 + 1);
@@ -85,6 +85,17 @@ def test_run_compiles_in_the_server(server, tmp_path):
     program = tmp_path / "p.pc"
     program.write_text(PROGRAM)
     assert same(server, "run", program, fresh=tmp_path / "c") == (3, "hi 42\n", "")
+
+
+def test_a_handed_over_command_imports_nothing_heavy(server, tmp_path):
+    """The client side of a served command: the socket, the protocol, the
+    socket's name; nothing of the compiler, of the CLI's commands, or pathlib."""
+    (tmp_path / "p.pc").write_text(PROGRAM)
+    proc, imported = imports_of_pycoro(server, "build", "p.pc", "--emit", "obj", "-o", "p.o", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert (tmp_path / "p.o").is_file()
+    assert "pycoro.cli.client" in imported
+    assert not (HEAVY | {"pycoro.cli.commands", "json", "socket"}) & imported
 
 
 def test_a_panic_diagnostics_and_warnings(server, tmp_path):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from pathlib import Path
 
 _libc = ctypes.CDLL(None)
 _MAIN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p)
@@ -24,7 +23,7 @@ def call_main(main: int, frame_counter: int | None) -> tuple[int, int]:
     return status, live
 
 
-def load_library(path: Path, frame_counter: str) -> tuple[int, int | None] | None:
+def load_library(path: str, frame_counter: str) -> tuple[int, int | None] | None:
     """Load the shared library at `path`; the addresses of its `main` and of the
     function named `frame_counter`, or None when it cannot be loaded here (a
     symbol it needs is missing from this process, say)."""

@@ -10,10 +10,9 @@ mistakes). Light: nothing here imports the compiler until an action runs.
 from __future__ import annotations
 
 import os
-import signal
+import _signal as signal   # `signal` wraps it in enums: 1-2 ms of a light start
 import sys
 import threading
-from pathlib import Path
 
 from ..common.diagnostics import CompileError, LeakError, print_diagnostics
 from ..common.record import record
@@ -155,6 +154,7 @@ STDIN = "-"   # the FILE that means: the program is read from stdin
 
 def compilation(file: str, options, deny_warnings: bool = False):
     from ..common.diagnostics import decode_source, print_warnings
+    from pathlib import Path
     from ..pipeline.driver import Compilation   # the whole compiler: imported only when needed
     warn = _denied if deny_warnings else print_warnings
     if file == STDIN:   # `pycoro run -`: imports are relative to the current directory
@@ -249,6 +249,7 @@ def build_program(file: str, output: str | None = None, target: str = "native", 
                   deny_warnings: bool = False, target_cpu: str = "native", libraries: tuple[str, ...] = (),
                   library_dirs: tuple[str, ...] = ()) -> int:
     """`pycoro build`: writes the artefact; the exit status."""
+    from pathlib import Path   # not at the top: a cached `pycoro run` does without it
     emit = emit or ("ptx" if target == "nvptx" else "exe")
     out = output or Path(file).with_suffix(_DEFAULT_SUFFIX[emit]).name or "a.out"
     if output is None and emit == "shared":

@@ -21,6 +21,7 @@ command and lets the running ones end first).
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import select
@@ -70,20 +71,21 @@ def _warm() -> None:
     preload()   # after the warm-up, which would take the runtime it parses
 
 
-def serve(path: Path, idle: int) -> None:
+def serve(path: str, idle: int) -> None:
     _warm()
-    if path.exists():
+    if os.path.exists(path):
         other = client.connect(path)
         if other is not None:   # one started at the same time: it serves
             other.close()
             return
-        path.unlink()   # a server that died without removing its socket
+        os.unlink(path)   # a server that died without removing its socket
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
+    listener.bind(path)
     os.chmod(path, 0o600)   # this user's only, whatever the folder (client.server_dir)
     listener.listen(64)
-    identity = path.stat().st_ino
-    path.with_suffix(".starting").unlink(missing_ok=True)   # (client._spawn_once's mark)
+    identity = os.stat(path).st_ino
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(client.beside(path, ".starting"))   # (client._spawn_once's mark)
     # A worker's end wakes the loop: SIGCHLD writes to this pipe.
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
@@ -172,11 +174,11 @@ def serve(path: Path, idle: int) -> None:
         _remove(path, identity)
 
 
-def _remove(path: Path, identity: int) -> None:
+def _remove(path: str, identity: int) -> None:
     """Remove the server's socket, unless a newer server's is there now."""
     try:
-        if path.stat().st_ino == identity:
-            path.unlink()
+        if os.stat(path).st_ino == identity:
+            os.unlink(path)
     except OSError:
         pass
 
@@ -340,4 +342,4 @@ def _stdio(fd: int, encoding: str | None, errors: str | None, unbuffered: bool) 
 
 
 if __name__ == "__main__":
-    serve(Path(sys.argv[1]), int(sys.argv[2]))
+    serve(sys.argv[1], int(sys.argv[2]))

@@ -2,6 +2,7 @@
 server itself is server.py, started as its own process by `start`)."""
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -31,7 +32,7 @@ def start(idle: int = DEFAULT_IDLE) -> int:
         print(f"pycoro server: error: the socket's path is too long: {path} (set PYCORO_SERVER_DIR)",
               file=sys.stderr)
         return 1
-    log = path.with_suffix(".log")
+    log = client.beside(path, ".log")
     deadline = time.monotonic() + _START_WAIT
     while time.monotonic() < deadline:
         answer = client.ask({"op": "status"})   # first: a server started at the same time may answer
@@ -52,7 +53,9 @@ def stop() -> int:
     folder: those of other versions or checkouts, which commands no longer
     reach, would otherwise wait out their idle time."""
     folder = client.server_dir()
-    others = [p for p in folder.glob("*.sock") if p != client.socket_path()] if folder is not None else []
+    mine = client.socket_path()
+    others = [os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name.endswith(".sock")
+              and os.path.join(folder, name) != mine] if folder is not None else []
     answer = client.ask({"op": "stop"})
     stopped_others = sum(client.ask({"op": "stop"}, other) is not None for other in others)
     print("pycoro server: stopped" if answer is not None else "pycoro server: none runs")

@@ -14,7 +14,8 @@ what an older compiler wrote.
 
 A cached `pycoro run` goes through this module before anything else of the
 compiler, so it imports little: BLAKE2 without OpenSSL's `hashlib`, entry
-records in `marshal` rather than JSON, `tempfile` only to store.
+records in `marshal` rather than JSON, `tempfile` only to store, paths as
+strings (`pathlib` brings fnmatch, urllib.parse and ipaddress: 3 ms).
 """
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ import functools
 import marshal
 import os
 import sys
-from pathlib import Path
 
 try:
     from _blake2 import blake2b   # CPython's own: `hashlib` would load OpenSSL first (~2.5 ms)
@@ -32,16 +32,20 @@ except ImportError:  # pragma: no cover - another Python
 import llvmlite
 
 from .. import __version__
-from .paths import stdlib_dir
 
-_PACKAGE = Path(__file__).resolve().parent.parent   # the pycoro package: every source the compiler is made of
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))   # the pycoro package: every source the compiler is made of, its stdlib too
 
 
-def cache_dir() -> Path:
+def cache_dir() -> str:
     if os.environ.get("PYCORO_CACHE_DIR"):
-        return Path(os.environ["PYCORO_CACHE_DIR"])
+        return os.environ["PYCORO_CACHE_DIR"]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "pycoro"
+    return os.path.join(base, "pycoro")
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
 
 
 @functools.cache
@@ -51,13 +55,13 @@ def compiler_fingerprint() -> str:
     pathlib's glob, and no reading of the files: together 2 ms of every cached
     run before)."""
     stamps = [f"pycoro {__version__} llvmlite {llvmlite.__version__}"]
-    for root in (str(_PACKAGE), str(stdlib_dir())):
-        for directory, subdirectories, files in os.walk(root):
-            subdirectories[:] = [d for d in subdirectories if d != "__pycache__"]
-            for name in files:
-                if name.endswith((".py", ".lark", ".pc")):
-                    stat = os.stat(os.path.join(directory, name))
-                    stamps.append(f"{directory[len(root):]}/{name} {stat.st_size} {stat.st_mtime_ns}")
+    root = _PACKAGE
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = [d for d in subdirectories if d != "__pycache__"]
+        for name in files:
+            if name.endswith((".py", ".lark", ".pc")):
+                stat = os.stat(os.path.join(directory, name))
+                stamps.append(f"{directory[len(root):]}/{name} {stat.st_size} {stat.st_mtime_ns}")
     return blake2b("\0".join(sorted(stamps)).encode()).hexdigest()
 
 
@@ -82,7 +86,7 @@ def load(kind: str, digest: str) -> str | None:
 
 def load_bytes(kind: str, digest: str) -> bytes | None:
     try:
-        return (cache_dir() / f"{kind}-{digest}").read_bytes()
+        return _read(os.path.join(cache_dir(), f"{kind}-{digest}"))
     except OSError:
         return None
 
@@ -90,24 +94,24 @@ def load_bytes(kind: str, digest: str) -> bytes | None:
 def store(kind: str, digest: str, data: str | bytes) -> None:
     directory = cache_dir()
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        os.makedirs(directory, exist_ok=True)
         # write-then-rename: a concurrent reader never sees half a file
         import tempfile   # only to store: a cached run never does
         fd, tmp = tempfile.mkstemp(dir=directory)
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
-        os.replace(tmp, directory / f"{kind}-{digest}")
+        os.replace(tmp, os.path.join(directory, f"{kind}-{digest}"))
     except OSError:
         pass
 
 
 # ---- object code of a program, for loading into this process
 
-def object_key(kind: str, source: str, base_dir: Path, options) -> str:
+def object_key(kind: str, source: str, base_dir: str | os.PathLike, options) -> str:
     """An entry is keyed by the program's source, where its imports are looked
     up, the options and the host CPU; it records each imported file's hash
     (store_object), and is used only while those files are unchanged."""
-    return key(kind, source, str(base_dir), repr(options), host_id())
+    return key(kind, source, os.fspath(base_dir), repr(options), host_id())
 
 
 # The lines of a processor's /proc/cpuinfo entry that say what it is and what it
@@ -142,21 +146,21 @@ def _valid_entry(kind: str, entry_key: str) -> dict | None:
         return None
     entry = marshal.loads(record)
     for path, want in entry["imports"]:
-        if digest(Path(path).read_bytes()) != want:
+        if digest(_read(path)) != want:
             return None
-    os.utime(cache_dir() / f"{kind}.meta-{entry_key}")   # used: the newest to keep
+    os.utime(os.path.join(cache_dir(), f"{kind}.meta-{entry_key}"))   # used: the newest to keep
     return entry
 
 
-def _entry_file(kind: str, entry_key: str, part: str, field: str) -> tuple[Path, bytes, object] | None:
+def _entry_file(kind: str, entry_key: str, part: str, field: str) -> tuple[str, bytes, object] | None:
     """A valid entry's file `part` (its digest recorded under `field`): where it
     is, its contents, and the entry's metadata."""
     try:
         entry = _valid_entry(kind, entry_key)
-        path = cache_dir() / f"{kind}.{part}-{entry_key}"
+        path = os.path.join(cache_dir(), f"{kind}.{part}-{entry_key}")
         if entry is None or field not in entry:
             return None
-        data = path.read_bytes()
+        data = _read(path)
         return (path, data, entry["meta"]) if digest(data) == entry[field] else None
     except (OSError, ValueError, EOFError, KeyError, TypeError):
         return None   # unreadable, from another layout or another Python's marshal: compile again
@@ -168,18 +172,18 @@ def load_object(kind: str, entry_key: str) -> tuple[bytes, object] | None:
     return None if found is None else found[1:]
 
 
-def load_shared(kind: str, entry_key: str) -> tuple[Path, object] | None:
+def load_shared(kind: str, entry_key: str) -> tuple[str, object] | None:
     """Where a valid entry's code is, linked as a shared library (store_object's
     `shared`) for loading with ctypes alone, and its metadata."""
     found = _entry_file(kind, entry_key, "so", "shared")
     return None if found is None else (found[0], found[2])
 
 
-def store_object(kind: str, entry_key: str, code: bytes, meta, imported: list[Path],
+def store_object(kind: str, entry_key: str, code: bytes, meta, imported: list[os.PathLike],
                  shared: bytes | None = None) -> None:
     """Store object code, its metadata, and optionally the same code linked as a
     shared library; the entry is valid while the `imported` files are unchanged."""
-    deps = [[str(p), digest(p.read_bytes())] for p in imported if p.is_file()]
+    deps = [[os.fspath(p), digest(_read(p))] for p in imported if os.path.isfile(p)]
     record = {"meta": meta, "imports": deps, "object": digest(code)}
     store(f"{kind}.o", entry_key, code)   # the record last: it is what makes an entry valid
     if shared is not None:
@@ -194,16 +198,17 @@ MAX_OBJECTS = 500
 
 def evict(keep: int = MAX_OBJECTS) -> None:
     """Delete the entries of all but the `keep` most recently used programs."""
+    directory = cache_dir()
     try:
-        entries = [(p.stat().st_mtime, p) for p in cache_dir().glob("*.meta-*")]
+        entries = [(entry.stat().st_mtime, entry.name) for entry in os.scandir(directory) if ".meta-" in entry.name]
     except OSError:
         return
     if len(entries) <= keep:
         return
-    for _, entry in sorted(entries)[:len(entries) - keep]:
-        kind, _, key_part = entry.name.partition(".meta-")
-        for path in (entry, *(entry.with_name(f"{kind}.{part}-{key_part}") for part in ("o", "so"))):
+    for _, name in sorted(entries)[:len(entries) - keep]:
+        kind, _, key_part = name.partition(".meta-")
+        for file in (name, *(f"{kind}.{part}-{key_part}" for part in ("o", "so"))):
             try:
-                path.unlink()
+                os.unlink(os.path.join(directory, file))
             except OSError:
                 pass

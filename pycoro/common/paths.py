@@ -17,9 +17,8 @@ def in_stdlib(file: str) -> bool:
 
 
 def stdlib_dir() -> Path:
-    """The stdlib: installed as pycoro/stdlib, or the checkout's top-level stdlib/."""
-    here = Path(__file__).resolve().parent.parent   # the pycoro package
-    for candidate in (here / "stdlib", here.parent / "stdlib"):
-        if (candidate / "prelude.pc").is_file():
-            return candidate
-    raise RuntimeError(f"pycoro's stdlib is missing (looked in {here / 'stdlib'})")
+    """The stdlib: pycoro/stdlib, in a checkout as installed."""
+    stdlib = Path(__file__).resolve().parent.parent / "stdlib"
+    if not (stdlib / "prelude.pc").is_file():
+        raise RuntimeError(f"pycoro's stdlib is missing (looked in {stdlib})")
+    return stdlib

@@ -8,7 +8,7 @@ the driver, which fills the cache (Compilation.run).
 """
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from ..common import cache
 from ..backend import inprocess, symbols
@@ -22,10 +22,11 @@ def run_cached(path: str, options: Options, check_leaks: bool) -> int | None:
     """Run the program at `path` from the cache; None when it is not there (or
     the file cannot be read: the driver then reports why)."""
     try:
-        source = Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
     except (OSError, UnicodeDecodeError):
         return None
-    entry_key = cache.object_key(KIND, source, Path(path).resolve().parent, options)
+    entry_key = cache.object_key(KIND, source, os.path.dirname(os.path.realpath(path)), options)
     library = cache.load_shared(KIND, entry_key)
     loaded = inprocess.load_library(library[0], library[1]["frame_counter"]) if library else None
     if loaded is not None:
