@@ -113,6 +113,14 @@ def mark_presplit_coroutine(fn: ir.Function) -> None:
     _add_attribute(fn.attributes, "presplitcoroutine")
 
 
+def opaque_copy(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """`value`, through an empty inline asm: the same register at run time (no
+    instruction; an empty asm never reaches the assembler), but LLVM cannot
+    tell it is `value`, so it forwards no store made through one to a load
+    through the other."""
+    return b.asm(ir.FunctionType(value.type, [value.type]), "", "=r,0", [value], False, name="opaque")
+
+
 def mark_elide_safe(call: ir.CallInstr) -> None:
     """`call … coro_elide_safe`: the callee's frame may live in the caller's frame
     (CoroAnnotationElide), because the language guarantees it ends in the caller."""

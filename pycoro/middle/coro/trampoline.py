@@ -194,6 +194,7 @@ class TrampolinedSwitchEmitter(SwitchEmitter):
 
 class TrampolinedSwitchABI(SwitchABI):
     body_emitter = TrampolinedSwitchEmitter
+    hides_recursive_frames = False
 
     def resume(self, b: ir.IRBuilder, handle: ir.Value) -> None:
         resume(b, handle)
