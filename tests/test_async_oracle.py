@@ -2,7 +2,7 @@
 against pycoro: each PyCoro program below and its Python twin, run under the
 oracle, print the same stdout and exit with the same status, at -O0 and -O2
 (above -O0 small awaited async fns are inlined). The programs were written to
-tell apart the possible scheduling orders (LANGUAGE.md §7, stdlib/async.pc)."""
+tell apart the possible scheduling orders (LANGUAGE.md §7, pycoro/stdlib/async.pc)."""
 from __future__ import annotations
 
 import gc

@@ -161,6 +161,8 @@ sys.exit(200 if status is None else status)
 
 CACHED_RUNS = {
     "status": ([], 'fn main() -> i32 { print("x"); return 3; }\n', 3, "x\n", ""),
+    # the key is of the bytes as the driver decodes them: a CRLF file is found too
+    "crlf": ([], 'fn main() -> i32 {\r\n    print("x");\r\n    return 3;\r\n}\r\n', 3, "x\n", ""),
     "panic": ([], 'fn main() { print("before"); let a = [1, 2]; var i = 5; print(a[i]); }\n', 101, "before\n",
               "panic: index out of bounds: the length is 2 but the index is 5 at "),
     "leak": (["-O0", "--check-leaks"], """

@@ -267,7 +267,7 @@ async fn main() {
 
 def test_the_chain_of_an_async_task_names_the_tasks_waiting_for_it(tmp_path):
     exe = build(tmp_path, "a", ASYNC, "-O0")
-    # std/async's locals are not described: the sleeping task, from its timer (stdlib/async.pc's __Timer)
+    # std/async's locals are not described: the sleeping task, from its timer (pycoro/stdlib/async.pc's __Timer)
     sleeping = "(Join<i64>)(*(void ***)&'pc.__timers')[2]"
     out = with_printers(exe, "break a.pc:14", "run", f"print {sleeping}", f"pycoro chain {sleeping}")
     assert re.search(r"^\$1 = Join<i64> waiting at a.pc:2:5 \(task 0x[0-9a-f]+\)$", out, re.M), out

@@ -54,8 +54,12 @@ def stop() -> int:
     reach, would otherwise wait out their idle time."""
     folder = client.server_dir()
     mine = client.socket_path()
-    others = [os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name.endswith(".sock")
-              and os.path.join(folder, name) != mine] if folder is not None else []
+    try:
+        names = sorted(os.listdir(folder)) if folder is not None else []
+    except OSError:   # gone, or unreadable, since server_dir looked
+        names = []
+    others = [os.path.join(folder, name) for name in names
+              if name.endswith(".sock") and os.path.join(folder, name) != mine]
     answer = client.ask({"op": "stop"})
     stopped_others = sum(client.ask({"op": "stop"}, other) is not None for other in others)
     print("pycoro server: stopped" if answer is not None else "pycoro server: none runs")

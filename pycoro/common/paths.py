@@ -1,4 +1,4 @@
-"""Where pycoro's own files are (light: the module cache fingerprints them)."""
+"""Where pycoro's own files are."""
 from __future__ import annotations
 
 from pathlib import Path

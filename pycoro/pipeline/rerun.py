@@ -22,8 +22,8 @@ def run_cached(path: str, options: Options, check_leaks: bool) -> int | None:
     """Run the program at `path` from the cache; None when it is not there (or
     the file cannot be read: the driver then reports why)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            source = f.read()
+        with open(path, "rb") as f:   # as the driver reads it (decode_source): a CRLF stays
+            source = f.read().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     entry_key = cache.object_key(KIND, source, os.path.dirname(os.path.realpath(path)), options)

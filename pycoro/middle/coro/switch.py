@@ -264,7 +264,11 @@ class SwitchEmitter(PromisedEmitter):
 class SwitchABI(CoroutineABI):
     body_emitter = SwitchEmitter
     counts_sites = True
-    hides_recursive_frames = True   # the trampolined form's targets (NVPTX) have no such asm
+    # Not in the trampolined form (`run --trampoline`; NVPTX when the module
+    # needs it), whose targets may want another constraint than x86's and
+    # ARM's `=r` for a 64-bit pointer (NVPTX's is `l`). GPU code refuses
+    # recursive coroutines anyway (frontend/check/program.py).
+    hides_recursive_frames = True
 
     def call(self, fg, callee, fn: ir.Function, args: list[ir.Value], elide_safe: bool,
              site: list[ir.Value]) -> ir.Value | None:
