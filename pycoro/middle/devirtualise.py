@@ -12,10 +12,14 @@ pycoro compiles whole programs, so the set is closed: a step (the handle
 operations in coro/retcon.py mark theirs `!pc.stream.step`) can only call a
 function of its signature whose address the code takes (a continuation
 CoroSplit made). Where there is exactly one such function, the step calls it
-directly; where there are a few (a stream with several `yield`s, several
-streams of one item type), the step tests the continuation against each and
-calls it directly, the last one untested (no other function can be it: a
-fallback indirect call would keep the loop generic). The pipeline then runs
+directly; where there are a few (a stream with several `yield`s), the step
+tests the continuation against each and calls it directly, the last one
+untested (no other function can be it: a fallback indirect call would keep
+the loop generic). Only among one coroutine's continuations: those whose
+constants reach the step through phis, selects and earlier steps'
+results (`_origins`), or, where that is not known, the only coroutine of
+the signature; a step that could be of several coroutines stays indirect
+(`_of_one_coroutine` says why). The pipeline then runs
 again and inlines them: the continuation the loop carries is a constant or
 null on every path, and the loop folds as a Generator's does. (The first
 continuation of each stream is called directly by its ramp already, and is
@@ -95,9 +99,18 @@ def _dispatch_steps(text: str, candidates: dict[str, list[tuple[str, str] | None
     phis must name."""
     lines = text.split("\n")
     number, i = 0, 0
+    definitions: dict[int, dict[str, str]] = {}   # per function (its `define` line): value → definition
     while i < len(lines):
         step = _STEP.match(lines[i])
         known = candidates.get(step.group("ret"), []) if step else []
+        if len(known) >= 2 and None not in known:
+            start = max(j for j in range(i + 1) if lines[j].startswith("define "))
+            if start not in definitions:
+                definitions[start] = _definitions(lines, start)
+            known = _of_one_coroutine(known, _origins(definitions[start], step.group("callee"), set()))
+            if len(known) == 1:   # the only continuation that can come here
+                name, cc = known[0]
+                lines[i] = f"{step.group('head')}{cc + ' ' if cc else ''}{step.group('ret')} @{name}{step.group('rest')}"
         block = _block_of(lines, i) if 2 <= len(known) <= _MOST_CANDIDATES and None not in known else None
         successors = _successors(lines, i) if block is not None else None
         if successors is None:
@@ -109,6 +122,75 @@ def _dispatch_steps(text: str, candidates: dict[str, list[tuple[str, str] | None
         i += len(chain)
         number += 1
     return "\n".join(lines)
+
+
+def coroutine_of(continuation: str) -> str:
+    """The coroutine a continuation CoroSplit made belongs to (`pc.f.resume.2`,
+    `"pc.g<i64>.resume.0"`: `pc.f`, `pc.g<i64>`); another name is its own."""
+    name = continuation.strip('"')
+    return name.rsplit(".resume.", 1)[0] if ".resume." in name else name
+
+
+def _of_one_coroutine(known: list[tuple[str, str]], origins: set[str] | None) -> list[tuple[str, str]]:
+    """The candidates a step may dispatch among: the continuations of one
+    coroutine, never of several. Each coroutine lays out its frame in the
+    step's buffer its own way; with another coroutine's continuation inlined
+    in a branch the loop never takes, LICM promoted that coroutine's fields
+    (an `i1` at offset 1) across the loop and wrote them back at its exits,
+    over the live frame's bytes (a stream's `i64` parameter, read by its
+    `defer`: tests/programs/stream_dispatch_one_coroutine.pc). `origins`:
+    the coroutines whose continuations can reach the step (None: not known
+    here); the step of one of them dispatches among its continuations only."""
+    coroutines = {coroutine_of(name) for name, _ in known}
+    if origins is not None and len(origins) == 1:
+        return [k for k in known if coroutine_of(k[0]) in origins]
+    return known if len(coroutines) == 1 else []
+
+
+# `%v = definition` in a function's text
+_DEFINITION = re.compile(r'^\s*(%[-\w.$]+|%"[^"]+") = (.*)$')
+_PHI_INCOMING = re.compile(r'\[\s*([^,\]]+?)\s*,\s*%')
+_FIRST_OF = re.compile(r'^extractvalue \{[^}]*\} (\S+), 0$')
+_CALLEE = re.compile(r'^(?:tail |musttail |notail )?call (?:\w+ )*\{ ptr, [^}]*\} (@"[^"]+"|@[-\w.$]+|%[-\w.$]+|%"[^"]+")\(')
+_SELECT = re.compile(r'^select i1 [^,]+, ptr ([^,]+), ptr (\S+)$')
+
+
+def _definitions(lines: list[str], start: int) -> dict[str, str]:
+    found = {}
+    for line in lines[start + 1:]:
+        if line == "}":
+            break
+        definition = _DEFINITION.match(line)
+        if definition:
+            found[definition.group(1)] = definition.group(2).split(", !")[0].strip()
+    return found
+
+
+def _origins(definitions: dict[str, str], value: str, seen: set[str]) -> set[str] | None:
+    """The coroutines whose continuations `value` can be: it is one (a
+    constant), the first field of a step's or a continuation's result (the
+    continuation that goes on: the same coroutine's), or a phi or select of
+    such; None where it comes from anything else (a load, an argument)."""
+    if value == "null" or value in seen:
+        return set()
+    if value.startswith("@"):
+        name = value[1:]
+        return {coroutine_of(name)} if ".resume." in name else None
+    seen.add(value)
+    definition = definitions.get(value)
+    if definition is None:
+        return None
+    if definition.startswith("phi ptr "):
+        parts = [_origins(definitions, v, seen) for v in _PHI_INCOMING.findall(definition)]
+    elif (select := _SELECT.match(definition)):
+        parts = [_origins(definitions, v, seen) for v in select.groups()]
+    elif (first := _FIRST_OF.match(definition)) and (call := _CALLEE.match(definitions.get(first.group(1), ""))):
+        parts = [_origins(definitions, call.group(1), seen)]
+    else:
+        return None
+    if any(part is None for part in parts):
+        return None
+    return set().union(*parts)
 
 
 def _chain(step: re.Match, known: list[tuple[str, str]], prefix: str) -> list[str]:
