@@ -6,6 +6,8 @@
   `defer`s pending at a `yield`;
 - a recursive stream (its first parameter a small depth) that iterates a call
   of itself and yields what it gets, changed;
+- arguments now and then wider than a byte (1300, -1): a frame's byte
+  written over by another coroutine's `bool` shows;
 - `for v in s(…)` over a temporary (destroyed at the end of the `for`, also on
   break/continue/return), and over a variable (advanced in place, not moved);
 - stream variables (`var hs = s(…)`) driven by hand: `next()`, `value()` after
@@ -342,8 +344,20 @@ def scoped(g, names, make):
         g.fn.scopes.pop()
 
 
+# Values with bytes other than 0 and 1 (1300 is 0x514): a coroutine's
+# argument kept in its frame shows when a `bool` is written over one of its
+# bytes, which the small values expressions mostly give would hide. (Alone
+# this did not find tests/programs/stream_dispatch_one_coroutine.pc's
+# miscompile in 300 programs on the compiler before its fix: that needs two
+# streams of one item type, a field read only by a `defer`, a `bool` of the
+# other at the same offset, and a `break`.)
+_WIDE = {"i64": (1300, -1, 0x0102030405, -70000), "i32": (1300, -1, 0x01020304),
+         "u64": (1300, 2 ** 40 + 5), "u32": (1300, 0xFFFFFFFF)}
+
+
 def args_for(g, sig: FnSig) -> list:
-    args = [g.expr(t) for _, t in sig.params]
+    args = [m.Lit(t, g.pick(_WIDE[t]), suffix=True) if t in _WIDE and g.chance(0.25) else g.expr(t)
+            for _, t in sig.params]
     if sig.recursive:
         args[0] = m.Lit("i64", g.r.randint(0, 3))
     return args
