@@ -149,7 +149,10 @@ def _of_one_coroutine(known: list[tuple[str, str]], origins: set[str] | None) ->
 
 # `%v = definition` in a function's text
 _DEFINITION = re.compile(r'^\s*(%[-\w.$]+|%"[^"]+") = (.*)$')
-_PHI_INCOMING = re.compile(r'\[\s*([^,\]]+?)\s*,\s*%')
+# one value of a phi's incoming list: a quoted name (which may hold commas:
+# `@"pc.g<i64,bool>.resume.0"`), or a plain token
+_VALUE = re.compile(r'(?:[@%]"[^"]*"|[^\s,\[\]"]+)')
+_LABEL_VALUE = re.compile(r'%(?:"[^"]*"|[-\w.$]+)')
 _FIRST_OF = re.compile(r'^extractvalue \{[^}]*\} (\S+), 0$')
 _CALLEE = re.compile(r'^(?:tail |musttail |notail )?call (?:\w+ )*\{ ptr, [^}]*\} (@"[^"]+"|@[-\w.$]+|%[-\w.$]+|%"[^"]+")\(')
 _SELECT = re.compile(r'^select i1 [^,]+, ptr ([^,]+), ptr (\S+)$')
@@ -164,6 +167,42 @@ def _definitions(lines: list[str], start: int) -> dict[str, str]:
         if definition:
             found[definition.group(1)] = definition.group(2).split(", !")[0].strip()
     return found
+
+
+def _phi_values(incoming: str) -> list[str] | None:
+    """The values of `[ v, %label ], [ …, … ]`; None where the text has
+    another shape (a constant expression): every value must be seen, or a
+    coroutine left out would be left out of the dispatch."""
+    values, at = [], 0
+    while True:
+        at = _skip(incoming, at)
+        if not incoming.startswith("[", at):
+            return None
+        value = _VALUE.match(incoming, _skip(incoming, at + 1))
+        if value is None:
+            return None
+        at = _skip(incoming, value.end())
+        if not incoming.startswith(",", at):
+            return None
+        label = _LABEL_VALUE.match(incoming, _skip(incoming, at + 1))
+        if label is None:
+            return None
+        at = _skip(incoming, label.end())
+        if not incoming.startswith("]", at):
+            return None
+        values.append(value.group(0))
+        at = _skip(incoming, at + 1)
+        if at == len(incoming):
+            return values
+        if not incoming.startswith(",", at):
+            return None
+        at += 1
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] == " ":
+        at += 1
+    return at
 
 
 def _origins(definitions: dict[str, str], value: str, seen: set[str]) -> set[str] | None:
@@ -181,7 +220,10 @@ def _origins(definitions: dict[str, str], value: str, seen: set[str]) -> set[str
     if definition is None:
         return None
     if definition.startswith("phi ptr "):
-        parts = [_origins(definitions, v, seen) for v in _PHI_INCOMING.findall(definition)]
+        values = _phi_values(definition[len("phi ptr "):])
+        if values is None:
+            return None
+        parts = [_origins(definitions, v, seen) for v in values]
     elif (select := _SELECT.match(definition)):
         parts = [_origins(definitions, v, seen) for v in select.groups()]
     elif (first := _FIRST_OF.match(definition)) and (call := _CALLEE.match(definitions.get(first.group(1), ""))):
