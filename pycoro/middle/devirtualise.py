@@ -149,10 +149,9 @@ def _of_one_coroutine(known: list[tuple[str, str]], origins: set[str] | None) ->
 
 # `%v = definition` in a function's text
 _DEFINITION = re.compile(r'^\s*(%[-\w.$]+|%"[^"]+") = (.*)$')
-# one value of a phi's incoming list: a quoted name (which may hold commas:
-# `@"pc.g<i64,bool>.resume.0"`), or a plain token
-_VALUE = re.compile(r'(?:[@%]"[^"]*"|[^\s,\[\]"]+)')
-_LABEL_VALUE = re.compile(r'%(?:"[^"]*"|[-\w.$]+)')
+# one `[ value, %label ]` of a phi's incoming list, and the comma after it;
+# a quoted name may hold commas (`@"pc.g<i64,bool>.resume.0"`)
+_INCOMING = re.compile(r'\s*\[\s*([@%]"[^"]*"|[^\s,\[\]"]+)\s*,\s*%(?:"[^"]*"|[-\w.$]+)\s*\]\s*(?:,|$)')
 _FIRST_OF = re.compile(r'^extractvalue \{[^}]*\} (\S+), 0$')
 _CALLEE = re.compile(r'^(?:tail |musttail |notail )?call (?:\w+ )*\{ ptr, [^}]*\} (@"[^"]+"|@[-\w.$]+|%[-\w.$]+|%"[^"]+")\(')
 _SELECT = re.compile(r'^select i1 [^,]+, ptr ([^,]+), ptr (\S+)$')
@@ -174,35 +173,13 @@ def _phi_values(incoming: str) -> list[str] | None:
     another shape (a constant expression): every value must be seen, or a
     coroutine left out would be left out of the dispatch."""
     values, at = [], 0
-    while True:
-        at = _skip(incoming, at)
-        if not incoming.startswith("[", at):
+    while at < len(incoming):
+        entry = _INCOMING.match(incoming, at)
+        if entry is None:
             return None
-        value = _VALUE.match(incoming, _skip(incoming, at + 1))
-        if value is None:
-            return None
-        at = _skip(incoming, value.end())
-        if not incoming.startswith(",", at):
-            return None
-        label = _LABEL_VALUE.match(incoming, _skip(incoming, at + 1))
-        if label is None:
-            return None
-        at = _skip(incoming, label.end())
-        if not incoming.startswith("]", at):
-            return None
-        values.append(value.group(0))
-        at = _skip(incoming, at + 1)
-        if at == len(incoming):
-            return values
-        if not incoming.startswith(",", at):
-            return None
-        at += 1
-
-
-def _skip(text: str, at: int) -> int:
-    while at < len(text) and text[at] == " ":
-        at += 1
-    return at
+        values.append(entry.group(1))
+        at = entry.end()
+    return values
 
 
 def _origins(definitions: dict[str, str], value: str, seen: set[str]) -> set[str] | None:
