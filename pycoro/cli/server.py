@@ -102,7 +102,12 @@ def serve(path: str, idle: int) -> None:
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))   # `kill`: remove the socket on the way out
+    # `kill`: leave the loop and remove the socket on the way out. Not by
+    # raising from the handler: raised inside os.fork's hooks (logging takes
+    # its lock before a fork and releases it after), it left that lock taken,
+    # and the exit then waited for it for ever (logging.shutdown).
+    terminated: list[int] = []
+    signal.signal(signal.SIGTERM, lambda number, _: terminated.append(number))
     workers: dict[int, socket.socket | None] = {}   # pid → its client's connection (None: the client left)
     spare = _Spare()
     started = last = time.monotonic()
@@ -122,11 +127,11 @@ def serve(path: str, idle: int) -> None:
             prepare()   # never returns
         return pid
 
-    spare.start(fork)
     stopping = False   # `stop`: no new commands; the running ones end first
     try:
+        spare.start(fork)
         while True:
-            if stopping and not workers:
+            if terminated or (stopping and not workers):
                 return
             waiting = [wake_read, *(c for c in workers.values() if c is not None), *spare.waiting()]
             if not stopping:
