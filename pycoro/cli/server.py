@@ -139,7 +139,7 @@ def serve(path: str, idle: int) -> None:
             timeout = None if workers else max(0.0, last + idle - time.monotonic())
             ready, _, _ = select.select(waiting, [], [], timeout)
             if wake_read in ready:
-                while os.read(wake_read, 512) == 512:
+                while len(os.read(wake_read, 512)) == 512:
                     pass
                 _reap(workers)
                 spare.reap(fork)
@@ -243,8 +243,7 @@ class _Spare:
         try:
             client.send(channel, request, fds)
         except OSError:   # it has gone: a fresh fork takes the command
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            _end(pid)
             return None
         finally:
             channel.close()
@@ -266,11 +265,15 @@ class _Spare:
         """End the spare, and start none after it."""
         self.failed = True
         if self.pid is not None:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
+            _end(self.pid)
         if self.channel is not None:
             self.channel.close()
         self.pid, self.channel, self.ready = None, None, False
+
+
+def _end(pid: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
 
 
 def _stand_by(channel: socket.socket) -> None:
@@ -331,10 +334,7 @@ def _work(fds: list[int], request: dict) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         os.umask(request["umask"])
-        signal.set_wakeup_fd(-1)
-        for number, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGCHLD, signal.SIG_DFL),
-                                (signal.SIGTERM, signal.SIG_DFL)):
-            signal.signal(number, handler)
+        signal.signal(signal.SIGINT, signal.default_int_handler)   # (the fork reset the server's own)
         unbuffered = bool(request["env"].get("PYTHONUNBUFFERED"))
         sys.stdin, sys.stdout, sys.stderr = (_stdio(fd, encoding, errors, unbuffered) for fd, encoding, errors
                                              in zip((0, 1, 2), request["encodings"], request["errors"]))

@@ -73,8 +73,7 @@ def devirtualise_steps(module: llvm.ModuleRef, rerun) -> llvm.ModuleRef:
         known = candidates.get(step.group("ret"), [])
         if len(known) != 1 or known[0] is None:
             return step.group(0)
-        name, cc = known[0]
-        return f"{step.group('head')}{cc + ' ' if cc else ''}{step.group('ret')} @{name}{step.group('rest')}"
+        return _direct_call(step, *known[0])
 
     changed = _dispatch_steps(_STEP.sub(direct, text), candidates)
     if changed == text:
@@ -91,8 +90,8 @@ _TERMINATOR = re.compile(r"^\s+(br|switch|ret|unreachable|indirectbr|invoke|call
 
 
 def _dispatch_steps(text: str, candidates: dict[str, list[tuple[str, str] | None]]) -> str:
-    """Each step with several candidates (a stream with several `yield`s, or
-    several streams of one item type) tests its continuation against each
+    """Each step with several candidates (a stream with several `yield`s:
+    one coroutine's, _of_one_coroutine) tests its continuation against each
     and calls it directly; the last needs no test, as no other function can
     be it. The step's block is split there: the block that ends in the
     step's old terminator is the `join` block now, which its successors'
@@ -104,13 +103,12 @@ def _dispatch_steps(text: str, candidates: dict[str, list[tuple[str, str] | None
         step = _STEP.match(lines[i])
         known = candidates.get(step.group("ret"), []) if step else []
         if len(known) >= 2 and None not in known:
-            start = max(j for j in range(i + 1) if lines[j].startswith("define "))
+            start = _function_start(lines, i)
             if start not in definitions:
                 definitions[start] = _definitions(lines, start)
             known = _of_one_coroutine(known, _origins(definitions[start], step.group("callee"), set()))
             if len(known) == 1:   # the only continuation that can come here
-                name, cc = known[0]
-                lines[i] = f"{step.group('head')}{cc + ' ' if cc else ''}{step.group('ret')} @{name}{step.group('rest')}"
+                lines[i] = _direct_call(step, *known[0])
         block = _block_of(lines, i) if 2 <= len(known) <= _MOST_CANDIDATES and None not in known else None
         successors = _successors(lines, i) if block is not None else None
         if successors is None:
@@ -122,6 +120,16 @@ def _dispatch_steps(text: str, candidates: dict[str, list[tuple[str, str] | None
         i += len(chain)
         number += 1
     return "\n".join(lines)
+
+
+def _direct_call(step: re.Match, name: str, cc: str) -> str:
+    """The step's line calling `name` (under convention `cc`) directly."""
+    return f"{step.group('head')}{cc + ' ' if cc else ''}{step.group('ret')} @{name}{step.group('rest')}"
+
+
+def _function_start(lines: list[str], at: int) -> int:
+    """The `define` line of the function line `at` is in."""
+    return max(j for j in range(at + 1) if lines[j].startswith("define "))
 
 
 def coroutine_of(continuation: str) -> str:
@@ -263,7 +271,7 @@ def _rename_predecessor(lines: list[str], at: int, successors: list[str], old: s
     """In the phis of each successor block (in the function of line `at`:
     other functions have blocks of the same names), `old` as a predecessor
     becomes `new`."""
-    start = max(j for j in range(at + 1) if lines[j].startswith("define "))
+    start = _function_start(lines, at)
     end = next(j for j in range(at, len(lines)) if lines[j] == "}")
     for label in set(successors):
         name = label[1:]
