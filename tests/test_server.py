@@ -306,3 +306,26 @@ def test_pycoro_server_auto_starts_one_for_later_commands(tmp_path):
     assert served(env) == 1
     assert not list((tmp_path / "s").glob("*.starting"))
     command(env, "server", "stop")
+
+
+def test_sigterm_ends_the_running_commands_as_it_ends_the_server(tmp_path):
+    """A server killed with commands running (a shutdown) ends them with the
+    same signal, and each client ends so too, as the command alone would."""
+    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    assert command(env, "server", "start", "--idle", "60").returncode == 0
+    pid = int(command(env, "server", "status").stdout.split("pid ")[1].split(",")[0])
+    (tmp_path / "long.pc").write_text(LONG)
+    client = subprocess.Popen([sys.executable, "-m", "pycoro", "run", "long.pc"], cwd=tmp_path, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not _workers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _workers(tmp_path), "no worker ran the program"
+    os.kill(pid, signal.SIGTERM)
+    out, err = client.communicate(timeout=30)
+    assert (client.returncode, out, err) == (-signal.SIGTERM, "", ""), err
+    deadline = time.monotonic() + 30
+    while _workers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _workers(tmp_path), "the worker outlived its server"
+    assert command(env, "server", "status").returncode == 3

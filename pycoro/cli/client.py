@@ -221,7 +221,10 @@ def delegate(argv: list[str]) -> int | None:
         return 70
     if "signal" in answer:   # the worker was killed by a signal: so is this process
         sys.stdout.flush()
-        signal.signal(answer["signal"], signal.SIG_DFL)
+        try:
+            signal.signal(answer["signal"], signal.SIG_DFL)
+        except ValueError:
+            pass   # not the main thread (run_program's, which left every signal but SIGPIPE at its default)
         os.kill(os.getpid(), answer["signal"])
         return 128 + answer["signal"]
     return answer["status"]

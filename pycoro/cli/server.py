@@ -187,6 +187,7 @@ def serve(path: str, idle: int) -> None:
     finally:
         spare.stop()
         _remove(path, identity)
+        _end_workers(workers)
 
 
 def _remove(path: str, identity: int) -> None:
@@ -271,6 +272,27 @@ class _Spare:
         self.pid, self.channel, self.ready = None, None, False
 
 
+def _end_workers(workers: dict) -> None:
+    """The server is leaving with commands still running (SIGTERM: `stop`
+    lets them end first): end them as that signal would have ended each
+    command run alone, and tell their clients, which then end so too. Left
+    running, a worker went on writing to the client's terminal after the
+    client had exited (status 70, "the compile server stopped")."""
+    for pid in workers:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    for pid, connection in list(workers.items()):
+        _, how = os.waitpid(pid, 0)
+        if connection is not None:
+            _answer(connection, _outcome(how))
+    workers.clear()
+
+
+def _outcome(how: int) -> dict:
+    """How a worker ended (its wait status), as a client is told."""
+    return {"signal": os.WTERMSIG(how)} if os.WIFSIGNALED(how) else {"status": os.waitstatus_to_exitcode(how)}
+
+
 def _end(pid: int) -> None:
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
@@ -299,9 +321,7 @@ def _reap(workers: dict) -> None:
             continue
         del workers[pid]
         if connection is not None:
-            outcome = {"signal": os.WTERMSIG(how)} if os.WIFSIGNALED(how) else \
-                {"status": os.waitstatus_to_exitcode(how)}
-            _answer(connection, outcome)
+            _answer(connection, _outcome(how))
 
 
 def _gone(connection: socket.socket) -> bool:
