@@ -41,6 +41,23 @@ def test_sample_agrees_with_oracle(runner, layer, seed):
     assert not result.failures, (result.failures, result.pc)
 
 
+# streams, seed 2300010: two endless streams of one item type, the one whose
+# `defer` reads its wide argument iterated until a value, the other's `bool`
+# state. On the compiler before b5147bc it printed `edefer0 -70144` for
+# -70000: the stream dispatch miscompile of
+# tests/programs/stream_dispatch_one_coroutine.pc, which the layer did not
+# find before it made endless streams (docs/testing.md).
+DISPATCH_SHAPE = ("streams", 2300010)
+
+
+def test_the_stream_dispatch_shape_agrees_with_oracle(runner):
+    layer, seed = DISPATCH_SHAPE
+    program = generate(seed, layer).pc()
+    assert "es0 = !es0;\n        yield (es0 as i64);" in program and "defer print(\"edefer0\", w9);" in program
+    result = runner.run_one(layer, seed, exe=False)
+    assert not result.failures, (result.failures, result.pc)
+
+
 def test_generator_is_deterministic():
     for layer in ("arith", "control"):
         a, b = generate(7, layer), generate(7, layer)

@@ -20,7 +20,14 @@
   may break, continue, return, or yield inside a stream) and held in a
   variable (`var ho = o(…)`: it has run to its yield; `resume()`, `done()`,
   destroyed at the end of the scope, which runs only its `defer`s);
-- plain functions that use `with`, called from streams and from `main`.
+- plain functions that use `with`, called from streams and from `main`;
+- endless streams (`loop { s = …s…; yield …s…; … }`, bounded only far
+  away), two or three of one item type, one with a wide parameter that only
+  its `defer` reads, one whose state is a `bool`: each consumed by a `for`
+  that breaks after a few values. That is the shape of
+  tests/programs/stream_dispatch_one_coroutine.pc's miscompile (a step
+  dispatched among another stream's continuations, whose narrower field LICM
+  wrote over the live frame), which the shapes above did not find.
 
 Not generated: `value()` before the first `next()` or after the end (its value
 is not specified), `Once<ptr<T>>` (pointers are not modelled), streams of
@@ -489,6 +496,97 @@ def _drain_fn(g, t) -> None:
     return decl
 
 
+@dataclass
+class Forever(m.Stmt):
+    """`loop { body }` with no bound of its own: only in an endless stream,
+    whose consumers stop (_for_endless)."""
+    body: m.Block
+
+    def pc(self, ind: str) -> list[str]:
+        return [f"{ind}loop {{"] + m.pc_stmts(self.body.body, ind + IND) + [ind + "}"]
+
+    def py(self, ind: str) -> list[str]:
+        return [f"{ind}while True:"] + m.py_stmts(self.body.body, ind + IND)
+
+
+def _endless_fn(g, t: str, flips: bool, reads_in_defer: bool) -> None:
+    """An endless stream of T whose values a consumer can stop on (its
+    `stop`): `fn enN(w: i64, …) -> Stream<T> { defer print(…, w); var s = L;
+    loop { yield s; s = s + K; <statements> } }` counts up from L by K (a
+    consumer stops at `v >= L + n*K`); with `flips`, `var f = …; loop { f =
+    !f; yield f as T; … }` alternates 0 and 1 (stop at `v == 1`). The
+    statements of a turn (half the time none) cannot change the state; they
+    may end the stream. `w`, read only when the frame is destroyed, lives in
+    the frame all along, so a byte written over it by another stream's `bool`
+    shows (tests/programs/stream_dispatch_one_coroutine.pc: found only
+    without counters of their own in either loop, and with a break that
+    depends on the values)."""
+    params = [(g.fresh("w"), "i64")] + [(g.fresh("a"), g.scalar_type()) for _ in range(g.r.randint(0, 1))]
+    sig = FnSig(g.fresh("en"), params, f"Stream<{t}>")
+    start, step = g.r.randint(-10, 20), g.r.randint(1, 3)
+
+    def body(g):
+        g.fn.kind, g.fn.elem, g.fn.ret, g.fn.yields = "stream", t, None, 0
+        # half the time no print before the first yield: a call there hid
+        # the miscompile above
+        head = [m.Print(sig.name, [m.Var(ty, n) for n, ty in params[1:]])] if g.chance(0.5) else []
+        if reads_in_defer:
+            head.append(m.Defer(m.Print(g.fresh("edefer"), [m.Var("i64", params[0][0])])))
+        state = g.fresh("es")
+        state_t = BOOL if flips else t
+        here = m.Var(state_t, state)
+        if flips:
+            head.append(m.Let(state, BOOL, g.expr(BOOL)))
+            turn = [m.Assign(here, "=", m.Unary(BOOL, "!", here)), Yield(m.Cast(t, here))]
+        else:
+            head.append(m.Let(state, t, m.Lit(t, start, suffix=True)))
+            turn = [Yield(here), m.Assign(here, "+=", m.Lit(t, step))]
+        g.declare(state, state_t, False)   # (the generator's statements leave it alone)
+        rest = budgeted(g, 3 if g.chance(0.5) else 0,
+                        lambda: g.block(0, 2, loop=True, mult=_FOR_ENDLESS_MAX, prefix=turn))
+        replace_returns(rest.body, lambda r: CoReturn())
+        return m.Block(head + [Forever(rest)])
+    add_coroutine(g, sig, body, "stream", g.endless)
+    sig.stop = ((lambda v, n: m.Binary(BOOL, "==", v, m.Lit(t, 1))) if flips else
+                (lambda v, n: m.Binary(BOOL, ">=", v, m.Lit(t, start + n * step))))
+
+
+_FOR_ENDLESS_MAX = 6     # values a consumer takes from an endless stream
+
+
+def _endless_family(g) -> None:
+    """Two or three endless streams of one item type (one of the other
+    streams' where it is a signed integer): one whose `defer` reads its `w`,
+    one whose state is a `bool`."""
+    shared = sorted({elem(s.ret) for s in g.streams} & {"i8", "i16", "i32", "i64"})
+    t = g.pick(shared) if shared and g.chance(0.7) else "i64"
+    family = [(False, True), (True, g.chance(0.3))] + [(g.chance(0.5), g.chance(0.5))
+                                                      for _ in range(g.r.randint(0, 1))]
+    g.r.shuffle(family)
+    for flips, reads_in_defer in family:
+        _endless_fn(g, t, flips, reads_in_defer)
+
+
+def _for_endless(g):
+    """`for v in enN(…) { if STOP(v) { break; } … }`: the loop leaves by its
+    `break` within a few values, which its stream's `stop` says (no counter
+    of the loop's own: with one, LLVM's loop did not show the miscompile
+    this shape is for)."""
+    if not g.can_nest() or not getattr(g, "endless", []) or g.fn.mult > 8:
+        return None
+    sig = g.pick(g.endless)
+    t = elem(sig.ret)
+    taken = g.r.randint(1, _FOR_ENDLESS_MAX - 1)
+    g.fn.cost += g.fn.mult * sig.cost
+    v = g.fresh("ev")
+    args = [m.Lit("i64", g.pick(_WIDE["i64"]), suffix=True) if g.chance(0.7) else g.expr("i64")]
+    args += [g.expr(ty) for _, ty in sig.params[1:]]
+    guard = [m.If(sig.stop(m.Var(t, v), taken), m.Block([m.Break()]))]
+    body = scoped(g, [(v, t)], lambda: budgeted(g, 2 if g.chance(0.5) else 0,
+                                                  lambda: g.block(0, 2, loop=True, mult=taken + 1, prefix=guard)))
+    return ForStream(v, m.Call(sig.ret, sig.name, args), body, g.fresh("_t"))
+
+
 # ---------------------------------------------------------------- statements
 
 def _streams_of(g, elem_t=None):
@@ -646,7 +744,7 @@ class Streams(Layer):
     requires = ("control",)
 
     def declare(self, g) -> None:
-        g.streams, g.onces, g.drains = [], [], []
+        g.streams, g.onces, g.drains, g.endless = [], [], [], []
         g.add_decl(PyOnly(PY_HELPERS.strip("\n").split("\n")))
         for _ in range(g.r.randint(1, 2)):
             _once_fn(g)
@@ -660,7 +758,9 @@ class Streams(Layer):
             _stream_fn(g)
         for t in sorted({elem(s.ret) for s in getattr(g, 'streams', [])})[:2]:
             _drain_fn(g, _struct_of(g, t))
+        if g.chance(0.5):
+            _endless_family(g)
 
     def statements(self):
         return [(3, _for_stream), (4, _yield), (1, _co_return), (1.5, _let_stream), (3, _use_stream),
-                (1.5, _with), (0.5, _let_once), (1, _use_once)]
+                (1.5, _with), (0.5, _let_once), (1, _use_once), (2, _for_endless)]
