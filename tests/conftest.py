@@ -22,8 +22,9 @@ def pycoro():
 
 
 _SHOWING_IMPORTS = """
-import runpy, sys
+import os, runpy, sys
 before = set(sys.modules)
+os._exit = sys.exit   # (a served command's client leaves by os._exit: main._leave)
 sys.argv = ["pycoro", *sys.argv[1:]]
 try:
     runpy.run_module("pycoro", run_name="__main__", alter_sys=True)

@@ -11,12 +11,13 @@ exits with the worker's status. `PYCORO_SERVER=0` keeps every command here;
 Light: the socket and the protocol only; nothing of the compiler. Messages
 are `marshal`led and the socket is `_socket`'s: `json` and `socket` (its
 enums) cost 5 ms of the ~45 that a handed-over command spends here. Paths
-are strings: `pathlib` would import fnmatch, urllib.parse and ipaddress (3 ms).
+are strings: `pathlib` would import fnmatch, urllib.parse and ipaddress (3
+ms). File descriptors are packed by `struct`: `array` imports
+collections.abc and collections (2.3 ms).
 """
 from __future__ import annotations
 
 import _socket as socket
-import array
 import marshal
 import os
 import _signal as signal   # `signal` wraps it in enums: 1-2 ms of a light start
@@ -31,6 +32,7 @@ _SPAWNING = 30.0      # seconds a server being started is waited for, before ano
 # commands.run_program). `lsp`, `gdb` and `server` stay in this process.
 DELEGATED = ("run", "build", "check", "explain")
 _HEADER = struct.Struct("!I")   # a message's length, before it
+_FD = struct.calcsize("i")      # a file descriptor in SCM_RIGHTS' payload (a C int)
 # Unix sockets that pass file descriptors, and fork: not on Windows
 SUPPORTED = hasattr(socket, "AF_UNIX") and hasattr(socket, "SCM_RIGHTS") and hasattr(os, "fork")
 
@@ -96,7 +98,7 @@ def connect(path: str) -> socket.socket | None:
 def send(connection: socket.socket, message: dict, fds: list[int] = ()) -> None:
     data = marshal.dumps(message)
     data = _HEADER.pack(len(data)) + data
-    ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+    ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))] if fds else []
     sent = connection.sendmsg([data], ancillary)
     if sent < len(data):   # a large environment: the rest, without the descriptors again
         connection.sendall(data[sent:])
@@ -106,26 +108,26 @@ def receive(connection: socket.socket, max_fds: int = 0) -> tuple[dict | None, l
     """One message (None: the peer closed the connection) and the file
     descriptors that came with it. Peers are this user's processes only (the
     socket is in a folder no one else may enter: server_dir)."""
-    fds = array.array("i")
-    data, ancillary, _, _ = connection.recvmsg(_HEADER.size, socket.CMSG_SPACE(max_fds * fds.itemsize))
+    fds: list[int] = []
+    data, ancillary, _, _ = connection.recvmsg(_HEADER.size, socket.CMSG_SPACE(max_fds * _FD))
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
+            fds += struct.unpack(f"{len(payload) // _FD}i", payload[:len(payload) - len(payload) % _FD])
     while data and len(data) < _HEADER.size:
         more = connection.recv(_HEADER.size - len(data))
         if not more:
             break
         data += more
     if len(data) < _HEADER.size:
-        return None, list(fds)
+        return None, fds
     (length,) = _HEADER.unpack(data)
     body = b""
     while len(body) < length:
         more = connection.recv(length - len(body))
         if not more:
-            return None, list(fds)
+            return None, fds
         body += more
-    return marshal.loads(body), list(fds)
+    return marshal.loads(body), fds
 
 
 def ask(message: dict, path: str | None = None) -> dict | None:

@@ -13,6 +13,7 @@ handed to it (client.py): `pycoro run` once the cache has missed, `build`,
 """
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -21,11 +22,28 @@ def main() -> None:
     if argv[:1] != ["run"]:
         status = _delegate(argv)   # before the CLI's own modules: a served command needs none of them
         if status is not None:
-            sys.exit(status)
+            _leave(status)
     from . import commands
+    served = []
     if argv[:1] == ["run"]:
-        commands.delegate = lambda: _delegate(argv)   # after the cache, in run_program
-    sys.exit(run_here(argv))
+        # after the cache, in run_program
+        commands.delegate = lambda: served.append(_delegate(argv)) or served[-1]
+    status = run_here(argv)
+    if served and served[-1] is not None:
+        _leave(status)
+    sys.exit(status)
+
+
+def _leave(status: int) -> None:
+    """End a command the compile server ran: its output is written (by the
+    worker), this process has nothing to clean up, and Python's own
+    finalisation took ~3 ms of every served command."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed pipe: nothing more to say
+            pass
+    os._exit(status & 0xFF)
 
 
 def run_here(argv: list[str]) -> int:
@@ -40,13 +58,13 @@ def run_here(argv: list[str]) -> int:
     return 0
 
 
-def exit_fork(command) -> None:
+def exit_fork(command, tell=None) -> None:
     """End a forked process (a compile server's worker, the difftest's fork
     server's child) as the `pycoro` process would have ended: with
     `command()`'s exit status (a SystemExit as Python reports it, any other
     exception's traceback and status 70), its output flushed, Python's and
-    the C stdio of a program it ran. Never returns: a fork must not go back
-    into its server's code."""
+    the C stdio of a program it ran; `tell(status)` then, before the process
+    ends. Never returns: a fork must not go back into its server's code."""
     code = 70
     try:
         code = command()
@@ -66,6 +84,8 @@ def exit_fork(command) -> None:
         import ctypes
         import os
         ctypes.CDLL(None).fflush(None)
+        if tell is not None:
+            tell(code & 0xFF)
         os._exit(code & 0xFF)
 
 
