@@ -9,11 +9,6 @@
 In IPython or Jupyter, `%load_ext pycoro` adds the `%%pycoro` cell magic
 (pycoro/ipython.py).
 """
-from .common.diagnostics import CompileError, CompileWarning
-
-# Users meet them as pycoro.CompileError (tracebacks, repr, pickling), not by where they live.
-CompileError.__module__ = CompileWarning.__module__ = "pycoro"
-
 __version__ = "0.1.0"
 __all__ = ["CompileError", "CompileWarning", "PanicError", "__version__", "compile", "compile_file"]
 
@@ -25,6 +20,11 @@ def load_ipython_extension(shell) -> None:
 
 
 def __getattr__(name: str):
+    # Imported on first use, as `compile`: the client of a served command
+    # and a cached `pycoro run` import this package (2 ms for diagnostics').
+    if name in ("CompileError", "CompileWarning"):
+        from .common import diagnostics
+        return getattr(diagnostics, name)
     if name in ("compile", "compile_file", "PanicError"):
         from . import embed
         return getattr(embed, name)

@@ -9,10 +9,10 @@ mistakes). Light: nothing here imports the compiler until an action runs.
 """
 from __future__ import annotations
 
+import _thread   # `threading` (1.2 ms of a cached run's start) adds nothing this one thread needs
 import os
 import _signal as signal   # `signal` wraps it in enums: 1-2 ms of a light start
 import sys
-import threading
 
 from ..common.diagnostics import CompileError, LeakError, print_diagnostics
 from ..common.record import record
@@ -85,17 +85,20 @@ def in_big_stack(action):
     once per nesting level of the program (and a program run in this process gets
     the same stack)."""
     outcome: dict = {}
+    done = _thread.allocate_lock()
+    done.acquire()
 
     def target():
         try:
             outcome["value"] = action()
         except BaseException as err:  # re-raised on the calling thread
             outcome["error"] = err
-    threading.stack_size(512 * 1024 * 1024)
+        finally:
+            done.release()
+    _thread.stack_size(512 * 1024 * 1024)
     sys.setrecursionlimit(200_000)
-    thread = threading.Thread(target=target, name="pycoro")
-    thread.start()
-    thread.join()
+    _thread.start_new_thread(target, ())
+    done.acquire()   # (its thread ends right after: nothing of it is left to wait for)
     if "error" in outcome:
         raise outcome["error"]
     return outcome.get("value")

@@ -90,11 +90,14 @@ def in_source_order(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 class CompileWarning(UserWarning):
     """A warning about a program that compiles (pycoro.compile issues it with
     Python's `warnings`; the command line prints it on stderr)."""
+    # Users meet these two as pycoro.X (tracebacks, repr, pickling), not by where they live.
+    __module__ = "pycoro"
 
 
 class CompileError(Exception):
     """Raised with every diagnostic of a failed compilation, and the sources
     they point into (the compilation attaches them: `with_sources`)."""
+    __module__ = "pycoro"
 
     def __init__(self, diagnostics: list[Diagnostic], sources: Sources | None = None):
         self.diagnostics = in_source_order(diagnostics)
