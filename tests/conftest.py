@@ -48,10 +48,11 @@ def imports_of_pycoro(env: dict, *args, cwd=None) -> tuple[subprocess.CompletedP
 
 # What the two light paths (a cached `pycoro run`, a command handed to a
 # compile server) must not import: the compiler, LLVM, typer, pathlib
-# (fnmatch, urllib.parse, ipaddress: 3 ms of a 30 ms start) and `signal`
-# (`_signal` in enums, with `enum`: 1-2 ms).
+# (fnmatch, urllib.parse, ipaddress: 3 ms of a 30 ms start), `signal`
+# (`_signal` in enums, with `enum`: 1-2 ms), `threading` (1.2 ms), `array`
+# (collections: 2.3 ms) and the diagnostics (1.7 ms: only to fail).
 HEAVY = frozenset({"pycoro.pipeline.driver", "pycoro.frontend", "lark", "llvmlite.binding", "typer", "pathlib",
-                   "signal"})
+                   "signal", "threading", "array", "pycoro.common.diagnostics"})
 
 
 @pytest.fixture(scope="module", params=["native", "python"], autouse=False)

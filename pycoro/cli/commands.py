@@ -14,7 +14,6 @@ import os
 import _signal as signal   # `signal` wraps it in enums: 1-2 ms of a light start
 import sys
 
-from ..common.diagnostics import CompileError, LeakError, print_diagnostics
 from ..common.record import record
 
 EXIT_USER_ERROR = 1
@@ -109,24 +108,31 @@ def guarded(action) -> int:
     for a bug in pycoro."""
     try:
         status = in_big_stack(action)
-    except CompileError as err:
+    except Exception as err:  # noqa: BLE001 - told apart below
+        return _failed(err)
+    return status or 0
+
+
+def _failed(err: Exception) -> int:
+    # (diagnostics imported here: 1.7 ms of a cached run, which needs it only to fail)
+    from ..common.diagnostics import CompileError, LeakError, print_diagnostics
+    if isinstance(err, CompileError):
         print_diagnostics(err.diagnostics, err.sources)
         return EXIT_USER_ERROR
-    except LeakError as err:
+    if isinstance(err, LeakError):
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USER_ERROR
-    except RecursionError:
+    if isinstance(err, RecursionError):
         print("error: program is nested too deeply for pycoro", file=sys.stderr)
         return EXIT_USER_ERROR
-    except Exception as err:  # noqa: BLE001 - every other failure is ours
-        print(f"internal compiler error: {type(err).__name__}: {err}", file=sys.stderr)
-        if os.environ.get("PYCORO_TRACEBACK"):
-            import traceback
-            traceback.print_exc()
-        else:
-            print("(set PYCORO_TRACEBACK=1 to see where; please report it)", file=sys.stderr)
-        return EXIT_INTERNAL_ERROR
-    return status or 0
+    # every other failure is ours
+    print(f"internal compiler error: {type(err).__name__}: {err}", file=sys.stderr)
+    if os.environ.get("PYCORO_TRACEBACK"):
+        import traceback
+        traceback.print_exception(err)
+    else:
+        print("(set PYCORO_TRACEBACK=1 to see where; please report it)", file=sys.stderr)
+    return EXIT_INTERNAL_ERROR
 
 
 def options_for(opt: int = 2, target: str = "native", arch: str | None = None, allow_device_heap: bool = False,
@@ -135,11 +141,11 @@ def options_for(opt: int = 2, target: str = "native", arch: str | None = None, a
     """The compilation options of a command (`pycoro run`'s cache entries are keyed
     by them); the C libraries they name (-l) are loaded into this process, where
     `run` calls them and `build` checks the extern fns it links against them."""
-    from ..common.diagnostics import Diagnostic
     from ..pipeline.options import DEFAULT_GPU_ARCH, Options, backtraces_wanted
     if arch is not None:
         from ..backend.targets import nvptx_arches   # LLVM: only when asked about GPUs
         if arch not in nvptx_arches():
+            from ..common.diagnostics import CompileError, Diagnostic
             raise CompileError([Diagnostic(f"unknown GPU architecture `{arch}`", None,
                                            hint="LLVM's NVPTX backend knows " + ", ".join(nvptx_arches()))])
     options = Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
@@ -170,7 +176,7 @@ def _denied(warnings: list, sources) -> None:
     """--deny-warnings: the warnings are errors (the compilation stops at them).
     Such a command checks before it takes anything from the cache (whose
     entries keep their warnings only as text), so these are diagnostics."""
-    from ..common.diagnostics import Diagnostic
+    from ..common.diagnostics import CompileError, Diagnostic
     denied = ("`--deny-warnings` makes every warning an error", None)
     raise CompileError([Diagnostic(w.message, w.span, "error", w.notes + [denied], w.hint)
                         for w in warnings], sources)
@@ -259,7 +265,7 @@ def build_program(file: str, output: str | None = None, target: str = "native", 
         out = f"lib{out}"   # gen.pc → libgen.so (and gen.h)
 
     def work(made: list):
-        from ..common.diagnostics import Diagnostic
+        from ..common.diagnostics import CompileError, Diagnostic
         if emit == "ptx" and target != "nvptx":
             raise CompileError([Diagnostic("--emit ptx without --target nvptx: PTX is for GPUs", None)])
         if target != "nvptx" and (arch or allow_device_heap):
