@@ -19,6 +19,10 @@ def load_ipython_extension(shell) -> None:
     load(shell)
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})   # (help() and completion list the lazy ones too)
+
+
 def __getattr__(name: str):
     # Imported on first use, as `compile`: the client of a served command
     # and a cached `pycoro run` import this package (2 ms for diagnostics').

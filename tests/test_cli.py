@@ -672,3 +672,28 @@ def test_usage_lines_name_the_file_argument(pycoro):
     assert "pycoro run [OPTIONS] FILE" in proc.stdout
     assert "{FILE}" not in proc.stdout and "<str>" not in proc.stdout   # typer's, for a required text argument
     assert "-l      NAME" in proc.stdout and "--target-cpu             CPU" in proc.stdout
+
+
+def test_ctrl_c_ends_a_build_at_once(tmp_path):
+    """Ctrl-C during a compilation ends `pycoro build` then, writing nothing.
+    (When `threading` was first imported on the compiling thread, Python's
+    exit waited for that thread: KeyboardInterrupt was printed, and the
+    build went on to the end and wrote its executable.)"""
+    import signal
+    import time
+    source = "".join(f"fn f{k}(n: i64) -> i64 {{\n    var s: i64 = {k};\n    var i: i64 = 0;\n"
+                     f"    while i < n {{ s += (i * {k % 9 + 2}) ^ (s >> 3); if s % 7 == 3 {{ s -= i; }} i += 1; }}\n"
+                     f"    return s;\n}}\n" for k in range(2000))
+    calls = " + ".join(f"f{k}(3)" for k in range(2000))
+    (tmp_path / "huge.pc").write_text(source + f"fn main() {{ print({calls}); }}\n")
+    env = {**os.environ, "PYCORO_SERVER": "0", "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    build = subprocess.Popen([sys.executable, "-m", "pycoro", "build", "-O3", "huge.pc", "-o", "huge"], cwd=tmp_path,
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(1.5)
+    build.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    _, err = build.communicate(timeout=120)
+    assert time.monotonic() - sent < 5, err
+    assert build.returncode in (-signal.SIGINT, 130, 1), err
+    assert not (tmp_path / "huge").exists()

@@ -653,3 +653,15 @@ fn g(g: i64) -> Generator<i64> { for i in 0..g { yield c(i); } }
 
 def pycoro_compile(source: str):
     return pycoro.compile(source, cache=False)
+
+
+def test_the_package_lists_what_it_imports_on_first_use():
+    """pycoro.CompileError and friends are imported on first use, yet dir(),
+    help() and pickling know them as pycoro's."""
+    import pickle
+
+    from pycoro.common import diagnostics
+    for name in ("CompileError", "CompileWarning", "PanicError", "compile", "compile_file"):
+        assert name in dir(pycoro)
+    assert pycoro.CompileError is diagnostics.CompileError and repr(pycoro.CompileError) == "<class 'pycoro.CompileError'>"
+    assert type(pickle.loads(pickle.dumps(pycoro.CompileError([])))) is pycoro.CompileError

@@ -329,3 +329,18 @@ def test_sigterm_ends_the_running_commands_as_it_ends_the_server(tmp_path):
         time.sleep(0.05)
     assert not _workers(tmp_path), "the worker outlived its server"
     assert command(env, "server", "status").returncode == 3
+
+
+def test_a_program_killed_by_an_ignored_signal_ends_the_client_so(server, tmp_path):
+    """SIGPIPE, which Python ignores: a served `pycoro run` whose program dies
+    of it dies of it too, as the same command alone does (not status 141)."""
+    (tmp_path / "pipe.pc").write_text("extern fn signal(sig: i32, handler: u64) -> u64;\n"
+                                      "extern fn raise(sig: i32) -> i32;\n"
+                                      "fn main() {\n    signal(13, 0);\n    raise(13);\n    print(\"after\");\n}\n")
+    served_env = {**server, "PYCORO_CACHE_DIR": str(tmp_path / "c1")}
+    before = served(server)
+    proc = command(served_env, "run", "pipe.pc", cwd=tmp_path)
+    assert served(server) == before + 1   # compiled and run by the server
+    assert (proc.returncode, proc.stdout) == (-signal.SIGPIPE, "")
+    proc = command({**alone(server), "PYCORO_CACHE_DIR": str(tmp_path / "c2")}, "run", "pipe.pc", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (-signal.SIGPIPE, "")

@@ -222,14 +222,25 @@ def delegate(argv: list[str]) -> int | None:
               "(`PYCORO_SERVER=0` runs commands without it)", file=sys.stderr)
         return 70
     if "signal" in answer:   # the worker was killed by a signal: so is this process
-        sys.stdout.flush()
         try:
-            signal.signal(answer["signal"], signal.SIG_DFL)
-        except ValueError:
-            pass   # not the main thread (run_program's, which left every signal but SIGPIPE at its default)
-        os.kill(os.getpid(), answer["signal"])
+            end_by(answer["signal"])
+        except ValueError:   # not the main thread (run_program's): main._leave ends by it
+            pending_signal.append(answer["signal"])
         return 128 + answer["signal"]
     return answer["status"]
+
+
+# A signal this process must end by, told on a thread that cannot set its
+# handler (Python ignores SIGPIPE and SIGXFSZ: sent while ignored, it would
+# end nothing, and the status would be 128 + N instead).
+pending_signal: list[int] = []
+
+
+def end_by(number: int) -> None:
+    """End this process by signal `number` (on the main thread: ValueError elsewhere)."""
+    sys.stdout.flush()
+    signal.signal(number, signal.SIG_DFL)
+    os.kill(os.getpid(), number)
 
 
 def _umask() -> int:

@@ -79,10 +79,20 @@ DENY_WARNINGS = Option(("--deny-warnings",), "deny_warnings",
                        "make every warning an error (exit status 1), as rustc's -D warnings")
 
 
-def in_big_stack(action):
+def in_big_stack(action, light: bool = False):
     """Run `action` on a thread with a 512 MiB stack: the parser and checker recurse
     once per nesting level of the program (and a program run in this process gets
-    the same stack)."""
+    the same stack).
+
+    `threading` is imported here first, on the main thread, unless `light`
+    (`pycoro run`: a cached run needs none of it, 1.2 ms, and Ctrl-C ends its
+    process at once, SIG_DFL). Imported first on the big-stack thread (by
+    the parser, by llvmlite), it took that thread for the main one, and the
+    interpreter's exit waited for it: Ctrl-C in a `pycoro build` printed
+    KeyboardInterrupt and then let the compilation finish and write its
+    output."""
+    if not light:
+        import threading  # noqa: F401
     outcome: dict = {}
     done = _thread.allocate_lock()
     done.acquire()
@@ -103,11 +113,11 @@ def in_big_stack(action):
     return outcome.get("value")
 
 
-def guarded(action) -> int:
+def guarded(action, light: bool = False) -> int:
     """Run a compiler action; its exit status: its own, 1 for diagnostics, 70
-    for a bug in pycoro."""
+    for a bug in pycoro. (`light`: in_big_stack's.)"""
     try:
-        status = in_big_stack(action)
+        status = in_big_stack(action, light)
     except Exception as err:  # noqa: BLE001 - told apart below
         return _failed(err)
     return status or 0
@@ -198,13 +208,13 @@ def stage_report(times: list[tuple[str, float]], from_cache: bool = False) -> st
     return "\n".join(lines)
 
 
-def _guarded_and_timed(time_stages: bool, work) -> int:
+def _guarded_and_timed(time_stages: bool, work, light: bool = False) -> int:
     """`work(made)` run as `guarded` runs an action (`made`: a list it appends
     the compilations it makes to, or None for a program run from the cache),
     then, with --time-stages, their stages' times on stderr, after any
     diagnostics."""
     made: list = []
-    status = guarded(lambda: work(made))
+    status = guarded(lambda: work(made), light)
     if time_stages:
         if DELEGATED in made:
             return status   # the worker reported its own stages
@@ -249,7 +259,7 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
         else:
             made.append(None)   # from the cache
         return status & 0xFF
-    return _guarded_and_timed(time_stages, work)
+    return _guarded_and_timed(time_stages, work, light=True)
 
 
 def build_program(file: str, output: str | None = None, target: str = "native", arch: str | None = None,

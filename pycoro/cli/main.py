@@ -43,6 +43,9 @@ def _leave(status: int) -> None:
             stream.flush()
         except Exception:  # noqa: BLE001 - a closed pipe: nothing more to say
             pass
+    from .client import end_by, pending_signal
+    if pending_signal:   # the program was killed by it, told on run_program's thread
+        end_by(pending_signal[-1])
     os._exit(status & 0xFF)
 
 
