@@ -306,6 +306,10 @@ def _stand_by(channel: socket.socket) -> None:
     """The spare: warm, say so, then wait for a command (or the server's end)."""
     try:
         _compile_warm_up()
+        # The warm-up took the runtime the server had parsed: parse it again
+        # now, while idle, not in the command (3-4 ms of its `link runtime`).
+        from ..pipeline.driver import preload_runtime
+        preload_runtime()
         channel.sendall(b"!")
         request, fds = client.receive(channel, max_fds=4)
     except BaseException:  # noqa: BLE001 - a spare that cannot serve just ends

@@ -613,6 +613,11 @@ def preload() -> None:
     keep_parsed()
     for path in stdlib_dir().glob("*.pc"):
         parse_cached(path.read_text(encoding="utf-8"), stdlib_display(path.stem))
+    preload_runtime()
+
+
+def preload_runtime() -> None:
+    """Parse the native runtime for the next compilation (after one that took it)."""
     _preloaded_runtime[:] = [_parse_ir(runtime_ir(), "<runtime>")]
 
 
