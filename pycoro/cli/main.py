@@ -24,12 +24,17 @@ def main() -> None:
         if status is not None:
             _leave(status)
     from . import commands
-    served = []
+    served = False
+
+    def delegate() -> int | None:   # after the cache, in run_program
+        nonlocal served
+        status = _delegate(argv)
+        served = status is not None
+        return status
     if argv[:1] == ["run"]:
-        # after the cache, in run_program
-        commands.delegate = lambda: served.append(_delegate(argv)) or served[-1]
+        commands.delegate = delegate
     status = run_here(argv)
-    if served and served[-1] is not None:
+    if served:
         _leave(status)
     sys.exit(status)
 
