@@ -41,20 +41,23 @@ def test_sample_agrees_with_oracle(runner, layer, seed):
     assert not result.failures, (result.failures, result.pc)
 
 
-# streams, seed 2300010: two endless streams of one item type, the one whose
-# `defer` reads its wide argument iterated until a value, the other's `bool`
-# state. On the compiler before b5147bc it printed `edefer0 -70144` for
-# -70000: the stream dispatch miscompile of
-# tests/programs/stream_dispatch_one_coroutine.pc, which the layer did not
-# find before it made endless streams (docs/testing.md).
-DISPATCH_SHAPE = ("streams", 2300010)
+# Programs of the streams layer's endless streams that found the two stream
+# dispatch miscompiles (docs/testing.md) on the compilers before their fixes:
+# seed 2800252 on b5147bc^ (`edefer0 -1` printed as `edefer0 -255`: a step
+# dispatched among another stream's continuations, whose bool LICM wrote over
+# the frame; tests/programs/stream_dispatch_one_coroutine.pc), and seed
+# 2700147 on c85555a (a generic stream's continuation, `@"pc.en2<…,…>…"`,
+# reached through a function returning one of two streams, never ran:
+# tests/programs/stream_dispatch_generic_names.pc).
+DISPATCH_SHAPES = [(2800252, ("defer print(\"edefer0\"", "loop {\n        yield es")),
+                   (2700147, ("fn en2<T, U>(", "fn pk0("))]
 
 
-def test_the_stream_dispatch_shape_agrees_with_oracle(runner):
-    layer, seed = DISPATCH_SHAPE
-    program = generate(seed, layer).pc()
-    assert "es0 = !es0;\n        yield (es0 as i64);" in program and "defer print(\"edefer0\", w9);" in program
-    result = runner.run_one(layer, seed, exe=False)
+@pytest.mark.parametrize(("seed", "shape"), DISPATCH_SHAPES)
+def test_the_stream_dispatch_shapes_agree_with_oracle(runner, seed, shape):
+    program = generate(seed, "streams").pc()
+    assert all(part in program for part in shape)
+    result = runner.run_one("streams", seed, exe=False)
     assert not result.failures, (result.failures, result.pc)
 
 

@@ -509,7 +509,7 @@ class Forever(m.Stmt):
         return [f"{ind}while True:"] + m.py_stmts(self.body.body, ind + IND)
 
 
-def _endless_fn(g, t: str, flips: bool, reads_in_defer: bool) -> None:
+def _endless_fn(g, t: str, flips: bool, reads_in_defer: bool, generic: bool = False) -> FnSig:
     """An endless stream of T whose values a consumer can stop on (its
     `stop`): `fn enN(w: i64, …) -> Stream<T> { defer print(…, w); var s = L;
     loop { yield s; s = s + K; <statements> } }` counts up from L by K (a
@@ -520,8 +520,13 @@ def _endless_fn(g, t: str, flips: bool, reads_in_defer: bool) -> None:
     the frame all along, so a byte written over it by another stream's `bool`
     shows (tests/programs/stream_dispatch_one_coroutine.pc: found only
     without counters of their own in either loop, and with a break that
-    depends on the values)."""
+    depends on the values). `generic`: `fn enN<T, U>(…, _u: U)`, called with
+    type arguments (each call site its own): an instance's name holds a
+    comma, `@"pc.enN<i64,bool>.resume.0"` (tests/programs/
+    stream_dispatch_generic_names.pc)."""
     params = [(g.fresh("w"), "i64")] + [(g.fresh("a"), g.scalar_type()) for _ in range(g.r.randint(0, 1))]
+    if generic:
+        params.append((g.fresh("_u"), "U"))
     sig = FnSig(g.fresh("en"), params, f"Stream<{t}>")
     start, step = g.r.randint(-10, 20), g.r.randint(1, 3)
 
@@ -529,7 +534,8 @@ def _endless_fn(g, t: str, flips: bool, reads_in_defer: bool) -> None:
         g.fn.kind, g.fn.elem, g.fn.ret, g.fn.yields = "stream", t, None, 0
         # half the time no print before the first yield: a call there hid
         # the miscompile above
-        head = [m.Print(sig.name, [m.Var(ty, n) for n, ty in params[1:]])] if g.chance(0.5) else []
+        head = ([m.Print(sig.name, [m.Var(ty, n) for n, ty in params[1:] if ty != "U"])]
+                if g.chance(0.5) else [])
         if reads_in_defer:
             head.append(m.Defer(m.Print(g.fresh("edefer"), [m.Var("i64", params[0][0])])))
         state = g.fresh("es")
@@ -546,9 +552,40 @@ def _endless_fn(g, t: str, flips: bool, reads_in_defer: bool) -> None:
                         lambda: g.block(0, 2, loop=True, mult=_FOR_ENDLESS_MAX, prefix=turn))
         replace_returns(rest.body, lambda r: CoReturn())
         return m.Block(head + [Forever(rest)])
-    add_coroutine(g, sig, body, "stream", g.endless)
+    co = add_coroutine(g, sig, body, "stream", g.endless)
+    if generic:
+        co.generic = ["T", "U"]
+    sig.generic = generic
     sig.stop = ((lambda v, n: m.Binary(BOOL, "==", v, m.Lit(t, 1))) if flips else
                 (lambda v, n: m.Binary(BOOL, ">=", v, m.Lit(t, start + n * step))))
+    return sig
+
+
+def _endless_call(g, sig: FnSig, first: m.Expr, rest) -> m.Call:
+    """A call of an endless stream or picker: `first` its first argument,
+    `rest(ty)` each other one's; a generic one's type arguments drawn here."""
+    targs = [g.scalar_type(), g.scalar_type()] if getattr(sig, "generic", False) else []
+    args = [first] + [g.literal(targs[1], ctx=False) if ty == "U" else rest(ty) for _, ty in sig.params[1:]]
+    return m.Call(sig.ret, sig.name, args, targs)
+
+
+def _picker_fn(g, members: list) -> None:
+    """`fn pkN(w: i64, c: bool) -> Stream<T> { if c { return enA(w, …); }
+    return enB(w, …); }`: the stream a loop iterates is one of two
+    coroutines' (their stops, or'ed, stop it). A step's continuation then
+    comes through a phi of two coroutines' (stream_dispatch_generic_names.pc)."""
+    first, second = members
+    c = g.fresh("c")
+    sig = FnSig(g.fresh("pk"), [(g.fresh("w"), "i64"), (c, BOOL)], first.ret)
+
+    def body(g):
+        w = m.Var("i64", sig.params[0][0])
+        pick = [_endless_call(g, member, w, lambda ty: g.literal(ty, ctx=False)) for member in members]
+        return m.Block([m.If(m.Var(BOOL, c), m.Block([m.Return(pick[0])])), m.Return(pick[1])])
+    g.function(sig, body)
+    g.functions.remove(sig)   # (not for the control layer's calls: a stream it would drop unstarted)
+    sig.stop = lambda v, n: m.Binary(BOOL, "||", first.stop(v, n), second.stop(v, n))
+    g.endless.append(sig)
 
 
 _FOR_ENDLESS_MAX = 6     # values a consumer takes from an endless stream
@@ -557,14 +594,17 @@ _FOR_ENDLESS_MAX = 6     # values a consumer takes from an endless stream
 def _endless_family(g) -> None:
     """Two or three endless streams of one item type (one of the other
     streams' where it is a signed integer): one whose `defer` reads its `w`,
-    one whose state is a `bool`."""
+    one whose state is a `bool`, now and then a generic one; half the time a
+    function that returns one of two of them."""
     shared = sorted({elem(s.ret) for s in g.streams} & {"i8", "i16", "i32", "i64"})
     t = g.pick(shared) if shared and g.chance(0.7) else "i64"
     family = [(False, True), (True, g.chance(0.3))] + [(g.chance(0.5), g.chance(0.5))
                                                       for _ in range(g.r.randint(0, 1))]
     g.r.shuffle(family)
-    for flips, reads_in_defer in family:
-        _endless_fn(g, t, flips, reads_in_defer)
+    members = [_endless_fn(g, t, flips, reads_in_defer, generic=g.chance(0.3))
+               for flips, reads_in_defer in family]
+    if g.chance(0.5):
+        _picker_fn(g, g.r.sample(members, 2))
 
 
 def _for_endless(g):
@@ -579,12 +619,12 @@ def _for_endless(g):
     taken = g.r.randint(1, _FOR_ENDLESS_MAX - 1)
     g.fn.cost += g.fn.mult * sig.cost
     v = g.fresh("ev")
-    args = [m.Lit("i64", g.pick(_WIDE["i64"]), suffix=True) if g.chance(0.7) else g.expr("i64")]
-    args += [g.expr(ty) for _, ty in sig.params[1:]]
+    wide = m.Lit("i64", g.pick(_WIDE["i64"]), suffix=True) if g.chance(0.7) else g.expr("i64")
+    call = _endless_call(g, sig, wide, g.expr)
     guard = [m.If(sig.stop(m.Var(t, v), taken), m.Block([m.Break()]))]
     body = scoped(g, [(v, t)], lambda: budgeted(g, 2 if g.chance(0.5) else 0,
                                                   lambda: g.block(0, 2, loop=True, mult=taken + 1, prefix=guard)))
-    return ForStream(v, m.Call(sig.ret, sig.name, args), body, g.fresh("_t"))
+    return ForStream(v, call, body, g.fresh("_t"))
 
 
 # ---------------------------------------------------------------- statements
