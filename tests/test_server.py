@@ -344,3 +344,26 @@ def test_a_program_killed_by_an_ignored_signal_ends_the_client_so(server, tmp_pa
     assert (proc.returncode, proc.stdout) == (-signal.SIGPIPE, "")
     proc = command({**alone(server), "PYCORO_CACHE_DIR": str(tmp_path / "c2")}, "run", "pipe.pc", cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (-signal.SIGPIPE, "")
+
+
+def test_sigterm_kills_a_program_that_ignores_it_soon_after(tmp_path):
+    """A served program that ignores SIGTERM does not keep a killed server
+    (and its client) waiting: it is killed a moment later."""
+    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    assert command(env, "server", "start", "--idle", "60").returncode == 0
+    pid = int(command(env, "server", "status").stdout.split("pid ")[1].split(",")[0])
+    (tmp_path / "stubborn.pc").write_text(
+        "extern fn signal(sig: i32, handler: u64) -> u64;\nextern fn usleep(us: u32) -> i32;\n"
+        "fn main() {\n    signal(15, 1);   // SIG_IGN\n    print(\"ignoring\");\n"
+        "    loop { usleep(100000u32); }\n}\n")
+    client = subprocess.Popen([sys.executable, "-m", "pycoro", "run", "stubborn.pc"], cwd=tmp_path, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = client.stdout.readline()   # (the program has ignored SIGTERM by then)
+    assert line == "ignoring\n"
+    os.kill(pid, signal.SIGTERM)
+    out, err = client.communicate(timeout=30)
+    assert (client.returncode, out, err) == (-signal.SIGKILL, "", ""), err
+    deadline = time.monotonic() + 30
+    while _workers(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _workers(tmp_path)

@@ -237,9 +237,12 @@ pending_signal: list[int] = []
 
 
 def end_by(number: int) -> None:
-    """End this process by signal `number` (on the main thread: ValueError elsewhere)."""
+    """End this process by signal `number` (on the main thread: ValueError
+    elsewhere, unless it is SIGKILL, which no handler stands in the way of
+    and none may be set for)."""
     sys.stdout.flush()
-    signal.signal(number, signal.SIG_DFL)
+    if number != signal.SIGKILL:
+        signal.signal(number, signal.SIG_DFL)
     os.kill(os.getpid(), number)
 
 

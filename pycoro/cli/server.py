@@ -276,20 +276,30 @@ class _Spare:
         self.pid, self.channel, self.ready = None, None, False
 
 
+_GRACE = 2.0   # seconds a worker sent SIGTERM has to end before SIGKILL
+
+
 def _end_workers(workers: dict) -> None:
     """The server is leaving with commands still running (SIGTERM: `stop`
     lets them end first): end them as that signal would have ended each
     command run alone, and tell their clients, which then end so too. Left
     running, a worker went on writing to the client's terminal after the
-    client had exited (status 70, "the compile server stopped")."""
+    client had exited (status 70, "the compile server stopped"). One whose
+    program ignores SIGTERM is killed `_GRACE` seconds later, so that the
+    server's own end does not wait for it."""
     for pid in workers:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-    for pid, connection in list(workers.items()):
-        _, how = os.waitpid(pid, 0)
-        if connection is not None:
-            _answer(connection, _outcome(how))
-    workers.clear()
+    deadline = time.monotonic() + _GRACE
+    _reap(workers)
+    while workers:
+        time.sleep(0.01)
+        if deadline is not None and time.monotonic() >= deadline:
+            deadline = None
+            for pid in workers:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        _reap(workers)
 
 
 def _outcome(how: int) -> dict:
