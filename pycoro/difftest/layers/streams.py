@@ -21,13 +21,13 @@
   variable (`var ho = o(…)`: it has run to its yield; `resume()`, `done()`,
   destroyed at the end of the scope, which runs only its `defer`s);
 - plain functions that use `with`, called from streams and from `main`;
-- endless streams (`loop { s = …s…; yield …s…; … }`, bounded only far
-  away), two or three of one item type, one with a wide parameter that only
-  its `defer` reads, one whose state is a `bool`: each consumed by a `for`
-  that breaks after a few values. That is the shape of
-  tests/programs/stream_dispatch_one_coroutine.pc's miscompile (a step
-  dispatched among another stream's continuations, whose narrower field LICM
-  wrote over the live frame), which the shapes above did not find.
+- endless streams (`loop { yield s; s += k; … }`, or a `bool` that flips
+  each turn), two or three of one item type, one with a wide parameter that
+  only its `defer` reads, now and then a generic one, and a plain function
+  returning one of two of them: each consumed by a `for` that breaks on a
+  value it must reach within a few. That is the shape of the two stream
+  dispatch miscompiles (tests/programs/stream_dispatch_one_coroutine.pc,
+  stream_dispatch_generic_names.pc), which the shapes above did not find.
 
 Not generated: `value()` before the first `next()` or after the end (its value
 is not specified), `Once<ptr<T>>` (pointers are not modelled), streams of
