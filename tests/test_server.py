@@ -142,16 +142,29 @@ def test_ctrl_c_ends_the_command(server, tmp_path):
     env = {**server, "PYCORO_CACHE_DIR": str(tmp_path / "c")}
     client = subprocess.Popen([sys.executable, "-m", "pycoro", "run", "long.pc"], cwd=tmp_path, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not _workers(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _until(lambda: _workers(tmp_path), 60)
     assert _workers(tmp_path), "no worker ran the program"
     client.send_signal(signal.SIGINT)
     assert client.wait(timeout=30) == -signal.SIGINT   # as a native program dies of Ctrl-C
-    deadline = time.monotonic() + 30
-    while _workers(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _until(lambda: not _workers(tmp_path), 30)
     assert not _workers(tmp_path), "the worker outlived its client"
+
+
+def _until(condition, seconds: float, every: float = 0.05) -> None:
+    """Wait until `condition()` holds, for at most `seconds` (the test's
+    assertion after it says what should hold)."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(every)
+
+
+def _private(tmp_path: Path) -> dict:
+    """The environment of a test's own server: its sockets and cache in `tmp_path`."""
+    return {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+
+
+def _server_pid(env: dict) -> int:
+    return int(command(env, "server", "status").stdout.split("pid ")[1].split(",")[0])
 
 
 def _workers(cwd: Path) -> list[int]:
@@ -168,15 +181,13 @@ def _workers(cwd: Path) -> list[int]:
 
 
 def test_start_twice_status_stop_and_idle_exit(tmp_path):
-    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    env = _private(tmp_path)
     assert command(env, "server", "status").returncode == 3
     assert command(env, "server", "start", "--idle", "2").returncode == 0
     again = command(env, "server", "start")
     assert again.returncode == 0 and "running already" in again.stdout
     assert command(env, "server", "status").returncode == 0
-    deadline = time.monotonic() + 60
-    while command(env, "server", "status").returncode == 0 and time.monotonic() < deadline:
-        time.sleep(0.5)
+    _until(lambda: command(env, "server", "status").returncode != 0, 60, every=0.5)
     assert command(env, "server", "status").returncode == 3   # it went after 2 s idle
     assert list((tmp_path / "s").glob("*.sock")) == []
     assert command(env, "server", "start", "--idle", "60").returncode == 0
@@ -186,7 +197,7 @@ def test_start_twice_status_stop_and_idle_exit(tmp_path):
 
 def test_a_dead_servers_socket(tmp_path):
     """A socket no server listens on: commands run alone; `start` replaces it."""
-    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    env = _private(tmp_path)
     (tmp_path / "s").mkdir(mode=0o700)
     name = subprocess.run([sys.executable, "-c", "from pycoro.cli.client import socket_path; print(socket_path())"],
                           env=env, capture_output=True, text=True, check=True).stdout.strip()
@@ -228,18 +239,14 @@ def test_stop_ends_the_servers_of_other_versions_and_sigterm_removes_the_socket(
     other = folder / "0123456789abcdef0123.sock"
     older = subprocess.Popen([sys.executable, "-m", "pycoro.cli.server", str(other), "60"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not other.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _until(other.exists, 60)
     stopped = command(env, "server", "stop")
     assert stopped.stdout == ("pycoro server: stopped\n"
                               "pycoro server: stopped 1 of other pycoro versions or checkouts\n")
     assert older.wait(timeout=30) == 0 and not other.exists()
     third = subprocess.Popen([sys.executable, "-m", "pycoro.cli.server", str(other), "60"], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not other.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _until(other.exists, 60)
     third.terminate()
     assert third.wait(timeout=30) == 0 and not other.exists()
 
@@ -247,15 +254,11 @@ def test_stop_ends_the_servers_of_other_versions_and_sigterm_removes_the_socket(
 def test_a_warm_worker_takes_the_next_command(server, tmp_path):
     """A spare worker, warmed ahead of time, waits for the next command and
     runs it as a fresh one would; another is warmed after it."""
-    deadline = time.monotonic() + 60
-    while "a warm worker waits" not in command(server, "server", "status").stdout and time.monotonic() < deadline:
-        time.sleep(0.2)
+    _until(lambda: "a warm worker waits" in command(server, "server", "status").stdout, 60, every=0.2)
     assert "a warm worker waits" in command(server, "server", "status").stdout
     (tmp_path / "p.pc").write_text(PROGRAM)
     assert same(server, "run", "p.pc", cwd=tmp_path, fresh=tmp_path / "c") == (3, "hi 42\n", "")
-    deadline = time.monotonic() + 60
-    while "a warm worker waits" not in command(server, "server", "status").stdout and time.monotonic() < deadline:
-        time.sleep(0.2)
+    _until(lambda: "a warm worker waits" in command(server, "server", "status").stdout, 60, every=0.2)
     assert "a warm worker waits" in command(server, "server", "status").stdout
 
 
@@ -273,16 +276,14 @@ def test_one_server_for_python_and_python3_of_one_environment(tmp_path):
 
 def test_stop_lets_a_running_command_end(tmp_path):
     """`stop` takes no new command, and the one running ends with its own status."""
-    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    env = _private(tmp_path)
     assert command(env, "server", "start", "--idle", "60").returncode == 0
     (tmp_path / "slow.pc").write_text(
         'extern fn usleep(us: u32) -> i32;\nfn main() -> i32 {\n    usleep(1500000u32);\n    print("done");\n'
         '    return 4;\n}\n')
     running = subprocess.Popen([sys.executable, "-m", "pycoro", "run", "slow.pc"], cwd=tmp_path, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not _workers(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _until(lambda: _workers(tmp_path), 60)
     assert command(env, "server", "stop").stdout == "pycoro server: stopped\n"
     assert command(env, "server", "status").returncode == 3   # no new commands
     out, err = running.communicate(timeout=60)
@@ -292,14 +293,11 @@ def test_stop_lets_a_running_command_end(tmp_path):
 def test_pycoro_server_auto_starts_one_for_later_commands(tmp_path):
     """`PYCORO_SERVER=auto`: a command that finds no server runs alone and
     starts one; the commands after it are handed to it."""
-    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c"),
-           "PYCORO_SERVER": "auto"}
+    env = {**_private(tmp_path), "PYCORO_SERVER": "auto"}
     (tmp_path / "p.pc").write_text(PROGRAM)
     first = command(env, "check", "p.pc", cwd=tmp_path)
     assert (first.returncode, first.stdout, first.stderr) == (0, "", "")
-    deadline = time.monotonic() + 60
-    while command(env, "server", "status").returncode != 0 and time.monotonic() < deadline:
-        time.sleep(0.2)
+    _until(lambda: command(env, "server", "status").returncode == 0, 60, every=0.2)
     assert served(env) == 0
     proc = command(env, "run", "p.pc", cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (3, "hi 42\n")
@@ -311,22 +309,18 @@ def test_pycoro_server_auto_starts_one_for_later_commands(tmp_path):
 def test_sigterm_ends_the_running_commands_as_it_ends_the_server(tmp_path):
     """A server killed with commands running (a shutdown) ends them with the
     same signal, and each client ends so too, as the command alone would."""
-    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    env = _private(tmp_path)
     assert command(env, "server", "start", "--idle", "60").returncode == 0
-    pid = int(command(env, "server", "status").stdout.split("pid ")[1].split(",")[0])
+    pid = _server_pid(env)
     (tmp_path / "long.pc").write_text(LONG)
     client = subprocess.Popen([sys.executable, "-m", "pycoro", "run", "long.pc"], cwd=tmp_path, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not _workers(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _until(lambda: _workers(tmp_path), 60)
     assert _workers(tmp_path), "no worker ran the program"
     os.kill(pid, signal.SIGTERM)
     out, err = client.communicate(timeout=30)
     assert (client.returncode, out, err) == (-signal.SIGTERM, "", ""), err
-    deadline = time.monotonic() + 30
-    while _workers(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _until(lambda: not _workers(tmp_path), 30)
     assert not _workers(tmp_path), "the worker outlived its server"
     assert command(env, "server", "status").returncode == 3
 
@@ -349,9 +343,9 @@ def test_a_program_killed_by_an_ignored_signal_ends_the_client_so(server, tmp_pa
 def test_sigterm_kills_a_program_that_ignores_it_soon_after(tmp_path):
     """A served program that ignores SIGTERM does not keep a killed server
     (and its client) waiting: it is killed a moment later."""
-    env = {**os.environ, "PYCORO_SERVER_DIR": str(tmp_path / "s"), "PYCORO_CACHE_DIR": str(tmp_path / "c")}
+    env = _private(tmp_path)
     assert command(env, "server", "start", "--idle", "60").returncode == 0
-    pid = int(command(env, "server", "status").stdout.split("pid ")[1].split(",")[0])
+    pid = _server_pid(env)
     (tmp_path / "stubborn.pc").write_text(
         "extern fn signal(sig: i32, handler: u64) -> u64;\nextern fn usleep(us: u32) -> i32;\n"
         "fn main() {\n    signal(15, 1);   // SIG_IGN\n    print(\"ignoring\");\n"
@@ -363,7 +357,5 @@ def test_sigterm_kills_a_program_that_ignores_it_soon_after(tmp_path):
     os.kill(pid, signal.SIGTERM)
     out, err = client.communicate(timeout=30)
     assert (client.returncode, out, err) == (-signal.SIGKILL, "", ""), err
-    deadline = time.monotonic() + 30
-    while _workers(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _until(lambda: not _workers(tmp_path), 30)
     assert not _workers(tmp_path)

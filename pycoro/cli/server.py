@@ -287,19 +287,21 @@ def _end_workers(workers: dict) -> None:
     client had exited (status 70, "the compile server stopped"). One whose
     program ignores SIGTERM is killed `_GRACE` seconds later, so that the
     server's own end does not wait for it."""
-    for pid in workers:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
+    _signal_all(workers, signal.SIGTERM)
     deadline = time.monotonic() + _GRACE
     _reap(workers)
     while workers:
         time.sleep(0.01)
         if deadline is not None and time.monotonic() >= deadline:
             deadline = None
-            for pid in workers:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+            _signal_all(workers, signal.SIGKILL)
         _reap(workers)
+
+
+def _signal_all(workers: dict, number: int) -> None:
+    for pid in workers:
+        with contextlib.suppress(ProcessLookupError):   # (ended, not yet reaped)
+            os.kill(pid, number)
 
 
 def _outcome(how: int) -> dict:

@@ -132,7 +132,7 @@ def _function_start(lines: list[str], at: int) -> int:
     return max(j for j in range(at + 1) if lines[j].startswith("define "))
 
 
-def coroutine_of(continuation: str) -> str:
+def _coroutine_of(continuation: str) -> str:
     """The coroutine a continuation CoroSplit made belongs to (`pc.f.resume.2`,
     `"pc.g<i64>.resume.0"`: `pc.f`, `pc.g<i64>`); another name is its own."""
     name = continuation.strip('"')
@@ -149,10 +149,9 @@ def _of_one_coroutine(known: list[tuple[str, str]], origins: set[str] | None) ->
     `defer`: tests/programs/stream_dispatch_one_coroutine.pc). `origins`:
     the coroutines whose continuations can reach the step (None: not known
     here); the step of one of them dispatches among its continuations only."""
-    coroutines = {coroutine_of(name) for name, _ in known}
     if origins is not None and len(origins) == 1:
-        return [k for k in known if coroutine_of(k[0]) in origins]
-    return known if len(coroutines) == 1 else []
+        return [k for k in known if _coroutine_of(k[0]) in origins]
+    return known if len({_coroutine_of(name) for name, _ in known}) == 1 else []
 
 
 # `%v = definition` in a function's text
@@ -199,7 +198,7 @@ def _origins(definitions: dict[str, str], value: str, seen: set[str]) -> set[str
         return set()
     if value.startswith("@"):
         name = value[1:]
-        return {coroutine_of(name)} if ".resume." in name else None
+        return {_coroutine_of(name)} if ".resume." in name else None
     seen.add(value)
     definition = definitions.get(value)
     if definition is None:
