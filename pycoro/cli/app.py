@@ -47,13 +47,15 @@ def _root(version: bool = typer.Option(False, "--version", "-V", callback=_show_
 def _file_type():
     """The file argument's click type, shown as `FILE` alone (typer shows a
     required argument as `{FILE}` in usage lines and a string's type as
-    `<str>`); None where neither click nor typer's own copy of it has the
+    `<str>`); None where neither typer's own copy of click nor click has the
     class, and typer's rendering stays."""
     try:
-        from click import ParamType
+        # typer 0.28 carries its own click: a click installed beside it (Flask's)
+        # is not the one typer's parameters are made of
+        from typer._click.types import ParamType
     except ImportError:
         try:
-            from typer._click.types import ParamType   # typer 0.28 carries its own click
+            from click import ParamType
         except ImportError:
             return None
 
