@@ -465,7 +465,7 @@ def test_time_stages_prints_each_stage_on_stderr(hello, pycoro, tmp_path, comman
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ("hi 1.5\n" if command == "run" else "")
     stages = [line.split()[0] for line in proc.stderr.splitlines()]
-    expected = ["parse", "check", "lower", "link", "optimise", "place", "emit", "total"]
+    expected = ["parse", "check", "lower", "link", "optimise", "place", "cold", "emit", "total"]
     if command == "run" and proc.stderr.startswith("no compiler stage ran"):
         return   # run from the cache
     assert stages == expected, proc.stderr

@@ -14,6 +14,7 @@ NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
 def _initialise() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    llvm.initialize_native_asmparser()   # module-level assembly: the runtime's cold code (cold_runtime.py)
     # -g at -O2: variable locations as DBG_VALUEs, as LLVM made them before 15.
     # Its newer instruction references assert in MachineFunction's
     # finalizeDebugInstrRefs (and abort the process: llvmlite's LLVM is built

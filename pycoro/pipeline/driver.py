@@ -25,7 +25,7 @@ import llvmlite.binding as llvm
 
 from ..common import cache
 from . import rerun
-from ..backend import backtrace, clib, jit, link, symbols, targets
+from ..backend import backtrace, clib, cold_runtime, jit, link, symbols, targets
 from ..common.diagnostics import (CompileError, Diagnostic, LeakError, Reporter, Sources, Span, decode_source,
                                   in_source_order, render_all)
 from ..frontend import ast, exports, python_entries, recursion, unreachable, unused
@@ -217,8 +217,16 @@ class Compilation:
         # The runtime's state (frame free lists, counters) is private to the
         # program: internal globals are addressed directly, not through the GOT.
         for state in runtime.global_variables:
-            if not state.is_declaration:
+            if not state.is_declaration and not state.name.startswith("llvm."):   # (llvm.used stays appending)
                 state.linkage = "internal"
+        if not self.gpu:
+            # The runtime's cold code is assembly that names what it uses in the
+            # runtime (cold_runtime.py): a program's own function or variable of
+            # the same name must not take that name in the linked module.
+            shared = _cold_split().shared
+            for value in [*module.functions, *module.global_variables]:
+                if not value.is_declaration and value.name in shared:
+                    value.name += ".program"
         module.link_in(runtime)
         kept = set(self.entry_points)
         if self.options.debug and not self.gpu:
@@ -275,6 +283,8 @@ class Compilation:
                 inline_ramps(module, machine, self.options.opt_level)
                 if self.options.opt_level > 0 and resume_cc.applies(machine.triple):
                     module = resume_cc.preserve_none(module)
+            with self.stage("cold code"):   # the runtime's, compiled once (backend/cold_runtime.py)
+                cold_runtime.attach(module, _cold_assembly(machine, self.options, jit_mode))
         if self.gpu and not self.options.allow_device_heap:
             self._require_local_frames(module)
         return module, machine
@@ -618,13 +628,44 @@ def preload() -> None:
 
 def preload_runtime() -> None:
     """Parse the native runtime for the next compilation (after one that took it)."""
-    _preloaded_runtime[:] = [_parse_ir(runtime_ir(), "<runtime>")]
+    _preloaded_runtime[:] = [_parse_ir(_cold_split().program_runtime, "<runtime>")]
 
 
 def _native_runtime() -> llvm.ModuleRef:
     if _preloaded_runtime:
         return _preloaded_runtime.pop()
-    return _parse_ir(runtime_ir(), "<runtime>")
+    return _parse_ir(_cold_split().program_runtime, "<runtime>")
+
+
+@functools.cache
+def _cold_split() -> cold_runtime.Split:
+    """The native runtime as programs link it, its never-optimised functions
+    apart (backend/cold_runtime.py)."""
+    return cold_runtime.split(runtime_ir(), tuple(f"pc.{name}" for name in _NEVER_OPTIMISED))
+
+
+_cold_assemblies: dict[str, cold_runtime.Assembly] = {}
+
+
+def _cold_assembly(machine: llvm.TargetMachine, options: Options, jit: bool) -> cold_runtime.Assembly:
+    """The runtime's never-optimised functions as assembly for this machine
+    (compiled once; kept in the on-disk cache, as the runtime's IR is)."""
+    split = _cold_split()
+    digest = cache.key(split.program_runtime, *split.units.values(), cache.host_id(), options.target_cpu,
+                       str(options.opt_level), str(jit))
+    if digest not in _cold_assemblies:
+        import marshal
+        stored = cache.load_bytes("rt_cold", digest)
+        try:
+            code, calls = marshal.loads(stored) if stored is not None else (None, None)
+            assembly = cold_runtime.Assembly(code, calls) if code is not None else None
+        except (EOFError, ValueError, TypeError):
+            assembly = None
+        if assembly is None:
+            assembly = cold_runtime.assemble(split, machine)
+            cache.store("rt_cold", digest, marshal.dumps((assembly.code, assembly.calls)))
+        _cold_assemblies[digest] = assembly
+    return _cold_assemblies[digest]
 
 
 def _runtime_unit(name: str, compile) -> str:
@@ -680,7 +721,10 @@ def _compile_runtime(source: str, path: Path) -> str:
 # fault, or on the way to a panic's exit.
 # Optimised, they were 40% of the instructions of a small program's module
 # and cost every build 5-10 ms of pipeline and code generation (issue 23;
-# the programs' own code is the same instruction for instruction).
+# the programs' own code is the same instruction for instruction). Since
+# then they are not code-generated with each program either: compiled once
+# to assembly, they join its object as module asm (backend/cold_runtime.py;
+# 8-16 ms of every build: gen_sum's 82 -> 75 ms, async_pingpong's 392 -> 378).
 _NEVER_OPTIMISED = ("print_float", "find_stack", "load_unwinder", "on_fault", "on_fault_in_try",
                     "fail", "__pc_panic_bounds", "__pc_panic_slice", "report_backtrace", "backtrace_wanted")
 
