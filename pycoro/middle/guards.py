@@ -1,84 +1,137 @@
-"""Base-case guards of recursive generators, tested before the generator is made.
+"""Base cases of recursive generators, taken before the generator is made.
 
-A recursive generator almost always starts with its base case:
+A recursive generator almost always starts with its base cases:
 
     fn walk(values: ptr<i64>, n: i64, i: i64) -> Generator<i64> {
         if i >= n { co_return; }
         …
         yield from walk(values, n, 2 * i + 1);
 
-Each `yield from walk(…)` that hits the base case would create a frame, start
-it, see it end at once, hand control back and destroy it — for a tree, that
-is half of all the generators made. The statement `yield from g(args);` is
-therefore compiled as `if !guard(args) { yield from g(args); }`, where `guard`
-is g's leading condition with the parameters bound to the arguments. This is
-exact when nothing observable happens between making the generator and its
-first step, and nothing happens when it ends at once:
+    fn permutations(k: i64) -> Generator<i64> {
+        if k == 1 { yield a[0] * 16 + a[size - 1]; co_return; }
+        …
+        yield from permutations(k - 1);
 
-- g's first statement is `if COND { co_return; }` with no `else`, and COND
-  only reads g's scalar parameters and literals through operators and casts
-  (no calls, no indexing, no globals): it has the same value, and panics the
-  same way (a division by zero), at the call site as in the child;
+Each `yield from walk(…)` that hits the base case would create a frame, start
+it, see it end at once (or yield one value and end), hand control back and
+destroy it: for a tree, half of all the generators made; for permutations,
+every leaf. The statement `yield from g(args);` is therefore compiled as
+
+    if COND1(args) { yield E11(args); … }        // g's leading base cases, in order
+    else if COND2(args) { … }
+    else { yield from g(args); }
+
+where each `CONDi`/`Eij` is g's expression with the parameters bound to the
+arguments (a function of its own, `g.guard`, `g.guard.1`, `g.base.0.0`, always
+inlined). This is exact because nothing happens between making g and its
+first step (the prelude's `yield_from` hook has no effects and starts g at
+once), and each later `yield` of the base case evaluates its value when the
+delegating generator resumes, as g would have:
+
+- g's leading statements are `if COND { yield E; …; co_return; }` (any
+  number of `yield E;`, then `co_return;` with no value), with no `else`;
+  COND and each E only read g's parameters, globals and literals, through
+  operators, casts, indexing and fields (no calls, no assignments): they
+  read the same values, and panic the same way (a division by zero, an
+  index out of bounds), at the call site as in the child;
 - g is a generator of the prelude's `Generator<T>` (its hooks have no
   effects), and so is the generator that delegates (its `yield_from` hook
-  has none either);
+  has none either); where a base case yields, the delegating generator is a
+  `Generator<T>` of the same T and T is a scalar or a pointer: its own
+  `yield` writes where g's would have (the tree's `current`);
 - the `yield from` is a statement of its own: its value (the child's
   `co_return` value) is not used;
 - g's parameters are scalars and pointers: nothing passed to it owns a
   coroutine that g would have had to destroy.
+
+What differs is only what no program can read: no frame is made (the
+live-frame count, `pycoro explain`), and a panic's backtrace shows the
+delegating generator where g's frame would have been.
 
 LLVM's PartialInliner does the same for ordinary functions with an early
 return; a coroutine's frame allocation keeps LLVM from doing it here.
 """
 from __future__ import annotations
 
-from ..frontend import ast
-from ..frontend.program import DirectCall, FnInstance, LocalVar
-from ..frontend.types import PromiseT, PtrT, Type, is_scalar
 from ..common.paths import stdlib_display
+from ..common.record import record
+from ..frontend import ast
+from ..frontend.program import DirectCall, FnInstance, GlobalVar, LocalVar
+from ..frontend.types import VOID, PromiseT, PtrT, Type, is_scalar
 
 _PRELUDE = stdlib_display("prelude")
+
+
+@record(frozen=True)
+class BaseCase:
+    cond: ast.Expr                  # g's COND
+    yields: tuple[ast.Yield, ...]   # the `yield E;`s before its `co_return;`
 
 
 def _is_prelude_generator(t: Type) -> bool:
     return isinstance(t, PromiseT) and t.decl.name == "Generator" and t.decl.span.file == _PRELUDE
 
 
-def leading_guard(callee: FnInstance) -> ast.Expr | None:
-    """The COND of a generator's leading `if COND { co_return; }`, if it can be hoisted."""
+def base_cases(callee: FnInstance) -> tuple[BaseCase, ...]:
+    """g's leading base cases that can be taken at a `yield from g(…);` (none: none can)."""
     if callee.coro is None or not _is_prelude_generator(callee.ret) or callee.decl.body is None:
-        return None
+        return ()
     if not all(is_scalar(t) or isinstance(t, PtrT) for _, t in callee.params):
-        return None   # an argument that owns a coroutine would be left undestroyed
-    stmts = callee.decl.body.stmts
-    if not stmts or not isinstance(stmts[0], ast.If):
+        return ()   # an argument that owns a coroutine would be left undestroyed
+    cases = []
+    for stmt in callee.decl.body.stmts:
+        case = _base_case(stmt, callee)
+        if case is None:
+            break
+        cases.append(case)
+    return tuple(cases)
+
+
+def _base_case(stmt: ast.Stmt, f: FnInstance) -> BaseCase | None:
+    if not isinstance(stmt, ast.If) or stmt.else_ is not None or not _pure(stmt.cond, f):
         return None
-    first = stmts[0]
-    then = first.then.stmts
-    if first.else_ is not None or len(then) != 1 or not isinstance(then[0], ast.CoReturn) \
-            or then[0].value is not None:
+    *yields, last = stmt.then.stmts or [None]
+    if not isinstance(last, ast.CoReturn) or last.value is not None:
         return None
-    return first.cond if _pure(first.cond, callee) else None
+    values = []
+    for s in yields:
+        if not (isinstance(s, ast.ExprStmt) and isinstance(s.expr, ast.Yield) and _yieldable(s.expr, f)):
+            return None
+        values.append(s.expr)
+    return BaseCase(stmt.cond, tuple(values))
+
+
+def _yieldable(y: ast.Yield, f: FnInstance) -> bool:
+    hook = f.hooks.get(y)
+    t = f.types.get(y.value)
+    return (hook is not None and hook.ret == VOID and t is not None and (is_scalar(t) or isinstance(t, PtrT))
+            and _pure(y.value, f))
 
 
 def _pure(e: ast.Expr, f: FnInstance) -> bool:
+    """Whether `e` only reads parameters, globals and literals (so it may be
+    evaluated where g is delegated to, for g's arguments)."""
     match e:
-        case ast.IntLit() | ast.BoolLit() | ast.FloatLit():
+        case ast.IntLit() | ast.BoolLit() | ast.FloatLit() | ast.NullLit():
             return True
         case ast.Name():
             ref = f.refs.get(e)
-            return isinstance(ref, LocalVar) and ref.is_param and is_scalar(ref.type)
+            return (isinstance(ref, LocalVar) and ref.is_param) or isinstance(ref, GlobalVar)
         case ast.Unary(operand=operand):   # - ! ~: no effects
             return _pure(operand, f)
         case ast.Binary(left=left, right=right):
             return _pure(left, f) and _pure(right, f)
         case ast.Cast(expr=inner):
             return _pure(inner, f)
+        case ast.Index(base=base, index=index):
+            return _pure(base, f) and _pure(index, f)
+        case ast.Field(base=base):
+            return _pure(base, f)
     return False
 
 
 def guarded_callee(caller: FnInstance, stmt: ast.Stmt) -> FnInstance | None:
-    """The generator whose guard can be tested before `stmt`, a `yield from g(…);`."""
+    """The generator whose base cases can be taken before `stmt`, a `yield from g(…);`."""
     if not (isinstance(stmt, ast.ExprStmt) and isinstance(stmt.expr, ast.YieldFrom)):
         return None
     if caller.coro is None or not _is_prelude_generator(caller.ret):
@@ -87,4 +140,7 @@ def guarded_callee(caller: FnInstance, stmt: ast.Stmt) -> FnInstance | None:
     target = caller.calls.get(call) if isinstance(call, ast.Call) else None
     if not isinstance(target, DirectCall) or target.receiver is not None:
         return None
-    return target.fn if leading_guard(target.fn) is not None else None
+    cases = base_cases(target.fn)
+    if not cases or (any(case.yields for case in cases) and target.fn.ret != caller.ret):
+        return None
+    return target.fn

@@ -161,6 +161,13 @@ class PromisedEmitter(BodyEmitter):
         self.suspend_on(info, awaiter)
         return fg.call(info.resume, [awaiter])
 
+    def yield_computed(self, hook, value: ir.Value, line: int) -> None:
+        """A `yield` of a value already computed, through a `yield_value` hook
+        that returns nothing: a base case of a generator delegated to, taken
+        in the delegating one (middle/guards.py)."""
+        self.fg.call(hook, [self.promise(), value])
+        self.suspend(f"yield.{line}")
+
     def await_(self, e: ast.Await) -> ir.Value | None:
         fg = self.fg
         info = fg.inst.awaits[e]

@@ -13,7 +13,7 @@ from ...frontend.program import CheckedProgram, FnInstance, GlobalVar
 from ...frontend.types import BOOL, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT, PromiseT, PtrT, SliceT, StructT, Type
 from ... import __version__
 from ...common.paths import in_stdlib, stdlib_display
-from .. import gpu, guards, intrinsics
+from .. import gpu, intrinsics
 from ..coro.abis import ABIs
 from ..llvmcompat import EMPTY, I1, I32, PTR, SLICE, global_string
 from ..runtime import NORETURN, RUNTIME
@@ -191,17 +191,19 @@ class ModuleGen:
             self.pending_specialisations.append((inst, dict(bound), fn))
         return self.fns[key]
 
-    def guard(self, inst: FnInstance) -> ir.Function:
-        """`i1 g.guard(args)`: whether generator g would end at once (middle/guards.py);
-        it takes g's arguments as g's ramp does, and is always inlined."""
-        key = ("guard", id(inst))
+    def base_case_part(self, inst: FnInstance, expr: ast.Expr, name: str) -> ir.Function:
+        """`g.guard(args)`, `g.base.0.0(args)`, …: a condition or a value of
+        generator g's leading base cases (middle/guards.py), for g's arguments as
+        g's ramp takes them; always inlined."""
+        key = ("base case", id(inst), id(expr))
         if key not in self.wrappers:
             ramp = self.signature([t for _, t in inst.params], VOID)
-            fn = ir.Function(self.module, ir.FunctionType(I1, ramp.args), f"{inst.symbol}.guard")
+            ret = self.llvm(inst.types[expr])
+            fn = ir.Function(self.module, ir.FunctionType(ret, ramp.args), f"{inst.symbol}.{name}")
             fn.linkage = "internal"
             fn.attributes.add("alwaysinline")
             self.wrappers[key] = fn
-            FnGen(self, inst, fn).emit_guard(guards.leading_guard(inst))
+            FnGen(self, inst, fn).emit_base_case_part(expr)
         return self.wrappers[key]
 
     def dropper(self, t: Type, inst: FnInstance) -> ir.Function:

@@ -57,13 +57,22 @@ class StatementEmission:
         if callee is None:
             self.expr(s.expr)
             return
-        # `yield from g(args);` where g starts with `if COND { co_return; }`:
-        # test COND first and make no generator for the base case (middle/guards.py).
+        # `yield from g(args);` where g starts with base cases
+        # (`if COND { yield E; …; co_return; }`): take them here, for the
+        # arguments, and make no generator for them (middle/guards.py).
         call = s.expr.value
         args = self.arguments(call.args, [t for _, t in callee.params])
-        run, base_case = self.block("yield_from.run"), self.block("yield_from.base_case")
-        self.b.cbranch(self.b.call(self.mg.guard(callee), args), base_case, run)
-        self.b.position_at_end(run)
+        done = self.block("yield_from.done")
+        for number, case in enumerate(guards.base_cases(callee)):
+            name = "guard" if number == 0 else f"guard.{number}"
+            taken, untaken = self.block("yield_from.base_case"), self.block("yield_from.next")
+            self.b.cbranch(self.b.call(self.mg.base_case_part(callee, case.cond, name), args), taken, untaken)
+            self.b.position_at_end(taken)
+            for index, y in enumerate(case.yields):
+                value = self.b.call(self.mg.base_case_part(callee, y.value, f"base.{number}.{index}"), args)
+                self.body.yield_computed(callee.hooks[y], value, y.span.line)
+            self.b.branch(done)
+            self.b.position_at_end(untaken)
         scope = self.scopes[-1]
         mark = len(scope)
         inner = self.call(callee, args, call.span, elide_safe=id(call) in self.inst.elide_safe)
@@ -72,11 +81,12 @@ class StatementEmission:
         # The generator is the statement's temporary: destroyed on this path only.
         self.run_cleanups([item for item in scope[mark:] if item[0] == "temp"])
         scope[mark:] = [item for item in scope[mark:] if item[0] != "temp"]
-        self.b.branch(base_case)
-        self.b.position_at_end(base_case)
+        self.b.branch(done)
+        self.b.position_at_end(done)
 
-    def emit_guard(self, cond: ast.Expr) -> None:
-        """The body of `g.guard(params) -> i1`: g's leading COND (middle/guards.py)."""
+    def emit_base_case_part(self, expr: ast.Expr) -> None:
+        """The body of `g.guard(params)`, `g.base.0.0(params)`, …: one of g's
+        leading base cases' conditions or values (middle/guards.py)."""
         args = iter(self.fn.args)
         for param, (name, t) in zip(self.inst.decl.params, self.inst.params):
             if t == VOID:
@@ -89,7 +99,10 @@ class StatementEmission:
             else:
                 self.store(arg, self.slot(var), t)
         self.scopes.append([])
-        self.b.ret(self.expr(cond))
+        self.current_span = expr.span
+        if self.scope is not None:   # -g: a panic in it is at the expression, in g
+            self.b.debug_metadata = self.mg.debug.location(expr.span, self.scope)
+        self.b.ret(self.expr(expr))
         self.allocas.branch(self.fn.blocks[1])
 
     def stmt_Defer(self, s: ast.Defer) -> None:
