@@ -582,11 +582,22 @@ def _recursive(g) -> None:
 
     def make(g):
         cond = m.Binary(BOOL, "<=", m.Var("i64", n), m.Lit("i64", 0))
-        if g.chance(0.4):
+        shape = g.r.random()
+        if shape < 0.3:
             base = m.If(cond, m.Block([CoReturn()]))   # the frameless base case
-        else:
+        elif shape < 0.55:
             base = m.If(cond, m.Block([Yield(m.Var(elem, x)), CoReturn(g.expr(elem) if g.chance(0.7) else None)]))
+        else:
+            # leaves that yield values read from the parameters and globals, then
+            # `co_return;`: taken in the delegating generator (middle/guards.py),
+            # each value evaluated after the consumer has resumed it
+            base = m.If(cond, m.Block([Yield(g.pure_expr(elem)) for _ in range(g.r.randint(1, 2))]
+                                      + [CoReturn()]))
         stmts = [base]
+        if g.chance(0.3):
+            # a second leading base case, taken only when the first is not
+            leaf = m.Binary(BOOL, "==", m.Var("i64", n), m.Lit("i64", 1))
+            stmts.append(m.If(leaf, m.Block([Yield(g.pure_expr(elem)), CoReturn()])))
         saved, g.budget = g.budget, 4
         try:
             for _ in range(g.r.randint(1, 2)):
