@@ -172,7 +172,7 @@ class Compilation:
         o = self.options
         return ModuleGen(program, self.display, explain=explain, trampoline=trampoline,
                          gpu_emulation=o.gpu_emulation, exported=frozenset(o.exports),
-                         real_time=o.real_time, inline_async=o.opt_level > 0,
+                         real_time=o.real_time, inline_bodies=o.opt_level > 0,
                          debug=o.debug and not explain and not self.gpu)
 
     @property

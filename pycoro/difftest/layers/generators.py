@@ -598,6 +598,15 @@ def _recursive(g) -> None:
             # a second leading base case, taken only when the first is not
             leaf = m.Binary(BOOL, "==", m.Var("i64", n), m.Lit("i64", 1))
             stmts.append(m.If(leaf, m.Block([Yield(g.pure_expr(elem)), CoReturn()])))
+        if g.chance(0.3):
+            # a tree's shape: `yield from` and `yield` of values read from the
+            # parameters and globals alone, which a `yield from` of it runs in
+            # place of making the generator (middle/guards.py)
+            def again():
+                return GenCall(ty, name, [m.Binary("i64", "-", m.Var("i64", n), m.Lit("i64", 1)), g.pure_expr(elem)])
+            stmts += [m.ExprStmt(YieldFrom(elem, again())), Yield(g.pure_expr(elem)),
+                      m.ExprStmt(YieldFrom(elem, again()))]
+            return m.Block(stmts)
         saved, g.budget = g.budget, 4
         try:
             for _ in range(g.r.randint(1, 2)):

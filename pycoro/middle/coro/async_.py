@@ -465,7 +465,7 @@ def inlines(mg, callee: FnInstance, chain: list[FnInstance]) -> bool:
     emitted, then the callees inlined into it) becomes callee's body. The one
     decision: emission (AsyncEmitter.await_call) and the room a new task
     leaves for awaited calls (awaited_calls) must agree."""
-    return (mg.inline_async and callee.decl.body is not None and len(chain) <= INLINE_DEPTH
+    return (mg.inline_bodies and callee.decl.body is not None and len(chain) <= INLINE_DEPTH
             and all(callee is not f for f in chain)   # recursion: a real call
             and syntax_size(callee.decl.body) <= INLINE_BUDGET)
 

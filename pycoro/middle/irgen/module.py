@@ -30,11 +30,13 @@ class ModuleGen:
     def __init__(self, program: CheckedProgram, name: str, explain: bool = False,
                  trampoline: bool = False, gpu_emulation: bool = False,
                  exported: frozenset[str] = frozenset(), real_time: bool = False,
-                 inline_async: bool = True, debug: bool = False):
+                 inline_bodies: bool = True, debug: bool = False):
         self.p = program
-        # `await g(…)` of a small async fn emits g's body in place (coro/async_.py);
-        # off at -O0, where every call stays a call.
-        self.inline_async = inline_async
+        # `await g(…)` of a small async fn emits g's body in place (coro/async_.py),
+        # and a recursive generator's `yield from` its own simple body and the base
+        # cases that yield (middle/guards.py); off at -O0, where every call stays a
+        # call and every generator that yields has its frame.
+        self.inline_bodies = inline_bodies
         self.real_time = real_time   # std/async's clock: the wall clock's, not virtual time
         self.exported = exported   # functions (by name) other code calls: never internal
         # Kernels for the host CPU (pycoro.gpu's device="cpu"): the GPU builtins

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ...common.paths import in_stdlib
 from ...frontend import ast
 from ...frontend.layout import is_aggregate
 from ...frontend.program import FnInstance, HandleCall
@@ -53,17 +54,18 @@ class StatementEmission:
         self.b.store(result, ptr)
 
     def stmt_ExprStmt(self, s: ast.ExprStmt) -> None:
-        callee = guards.guarded_callee(self.inst, s)
-        if callee is None:
+        plan = guards.delegation(self.inst, s, self.mg.inline_bodies)
+        if plan is None:
             self.expr(s.expr)
             return
         # `yield from g(args);` where g starts with base cases
         # (`if COND { yield E; …; co_return; }`): take them here, for the
-        # arguments, and make no generator for them (middle/guards.py).
-        call = s.expr.value
+        # arguments, and make no generator for them; where g's body is simple
+        # enough, run it here too (middle/guards.py).
+        callee, call = plan.callee, s.expr.value
         args = self.arguments(call.args, [t for _, t in callee.params])
         done = self.block("yield_from.done")
-        for number, case in enumerate(guards.base_cases(callee)):
+        for number, case in enumerate(plan.cases):
             name = "guard" if number == 0 else f"guard.{number}"
             taken, untaken = self.block("yield_from.base_case"), self.block("yield_from.next")
             self.b.cbranch(self.b.call(self.mg.base_case_part(callee, case.cond, name), args), taken, untaken)
@@ -73,16 +75,48 @@ class StatementEmission:
                 self.body.yield_computed(callee.hooks[y], value, y.span.line)
             self.b.branch(done)
             self.b.position_at_end(untaken)
-        scope = self.scopes[-1]
-        mark = len(scope)
-        inner = self.call(callee, args, call.span, elide_safe=id(call) in self.inst.elide_safe)
-        self.own(call, inner, self.types[call])
-        self.expr_YieldFrom(s.expr, inner)
-        # The generator is the statement's temporary: destroyed on this path only.
-        self.run_cleanups([item for item in scope[mark:] if item[0] == "temp"])
-        scope[mark:] = [item for item in scope[mark:] if item[0] != "temp"]
+        if plan.body is not None and len(self.inline_chain) == 1:
+            self.emit_delegated_body(callee, args, plan.body)
+        else:
+            scope = self.scopes[-1]
+            mark = len(scope)
+            inner = self.call(callee, args, call.span, elide_safe=id(call) in self.inst.elide_safe)
+            self.own(call, inner, self.types[call])
+            self.expr_YieldFrom(s.expr, inner)
+            # The generator is the statement's temporary: destroyed on this path only.
+            self.run_cleanups([item for item in scope[mark:] if item[0] == "temp"])
+            scope[mark:] = [item for item in scope[mark:] if item[0] != "temp"]
         self.b.branch(done)
         self.b.position_at_end(done)
+
+    def emit_delegated_body(self, callee: FnInstance, args: list[ir.Value], body: tuple[ast.Stmt, ...]) -> None:
+        """g's statements after its base cases, run by this generator for g's
+        arguments in place of making g (middle/guards.py): as `emit_inlined`,
+        but within this function's scopes, so that this generator destroyed
+        while suspended in them runs its own cleanups too (in its own context:
+        `run_cleanups`)."""
+        self.delegated_from = outer = self.context()
+        if self.scope is not None and self.located:
+            call = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
+            self.located = not in_stdlib(callee.decl.span.file)
+            if self.located:
+                self.scope = self.mg.debug.inlined_subprogram(callee.display, callee.decl.span)
+                self.inlined_at = call
+        self.inst, self.types, self.slots = callee, callee.types, {}
+        self.inline_chain.append(callee)
+        values = iter(args)
+        for param, (_, t) in zip(callee.decl.params, callee.params):
+            if t != VOID:
+                self.store(next(values), self.slot(callee.locals[param]), t)
+        self.scopes.append([])
+        for stmt in body:
+            self.emit_stmt(stmt)
+        assert not self.scopes.pop(), "a delegated body declares nothing to clean up"
+        self.inline_chain.pop()
+        self.restore(outer)
+        self.delegated_from = None
+        if self.scope is not None:
+            self.b.debug_metadata = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
 
     def emit_base_case_part(self, expr: ast.Expr) -> None:
         """The body of `g.guard(params)`, `g.base.0.0(params)`, …: one of g's
