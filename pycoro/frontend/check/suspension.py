@@ -9,6 +9,7 @@ from ...common.memo import while_alive
 from .. import ast, intrinsics
 from .. import messages as M
 from ..program import AwaitInfo, CoroutineInfo, DirectCall, FnInstance
+from ..resolve import span_of
 from ..types import BOOL, ERROR, HANDLE, VOID, PromiseT, PtrT, Type, abi_of
 
 _COROUTINE_NODES = (ast.Yield, ast.YieldFrom, ast.CoReturn, ast.Await)
@@ -94,8 +95,10 @@ class SuspensionRules:
 
     def expr_YieldFrom(self, e: ast.YieldFrom, expected: Type | None) -> Type:
         """`yield from g` calls the promise's `yield_from(mut self, inner: ptr<G>) -> W`
-        and awaits W, which links g into the generator tree (so the consumer resumes
-        the innermost generator directly) and evaluates to g's `co_return` value."""
+        (or `yield_from(mut self, inner: ptr<G>, fresh: bool)`, told whether g
+        was made by this `yield from`) and awaits W, which links g into the
+        generator tree (so the consumer resumes the innermost generator
+        directly) and evaluates to g's `co_return` value."""
         if self.inst is not None and self.inst.is_async:
             return self._async_forbids(e, "`yield from`", e.value)
         inner, coro = self._suspending_operand(e, "yield from", e.value)
@@ -106,8 +109,12 @@ class SuspensionRules:
             self.r.error(M.missing_hook(coro.promise.decl.name, "yield_from", "`yield from`"), e.span,
                          hint=M.hook_hint(coro.promise.decl.name, "yield_from"))
             return ERROR
-        if len(hook.params) != 2 or hook.params[1][1] != PtrT(inner):
-            want = hook.params[1][1].elem if len(hook.params) == 2 and isinstance(hook.params[1][1], PtrT) else "?"
+        if len(hook.params) == 3 and hook.params[2][1] != BOOL:
+            self.r.error(M.bad_hook("yield_from", "fn yield_from(mut self, inner: ptr<G>, fresh: bool) -> W"),
+                         span_of(hook.decl))
+            return ERROR
+        if len(hook.params) not in (2, 3) or hook.params[1][1] != PtrT(inner):
+            want = hook.params[1][1].elem if len(hook.params) >= 2 and isinstance(hook.params[1][1], PtrT) else "?"
             self.r.error(M.mismatch(want, inner), e.value.span)
             return ERROR
         self.inst.hooks[e] = hook

@@ -26,8 +26,9 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...frontend import ast
+from ...frontend.program import DirectCall
 from ...frontend.types import HANDLE, VOID, Type
-from ..llvmcompat import I32, PTR, mark_elide_safe
+from ..llvmcompat import I1, I32, PTR, mark_elide_safe
 
 
 # A panic's backtrace link (BodyEmitter.backtrace_link): none; the frame of the
@@ -196,7 +197,11 @@ class PromisedEmitter(BodyEmitter):
         inner_t = fg.types[e.value]
         inner = fg.alloca(inner_t, "inner")   # not owning: the statement's temporary is
         fg.b.store(fg.expr(e.value) if inner_value is None else inner_value, inner)
-        delegate = fg.call(hook, [self.promise(), inner])
+        args = [self.promise(), inner]
+        if len(hook.params) == 3:   # `fresh`: whether the `yield from` made the generator (a coroutine's call)
+            call = fg.inst.calls.get(e.value) if isinstance(e.value, ast.Call) else None
+            args.append(I1(int(isinstance(call, DirectCall) and call.fn.coro is not None)))
+        delegate = fg.call(hook, args)
         awaiter = fg.alloca(info.awaiter, "delegate")
         fg.store(delegate, awaiter, info.awaiter)
         self.suspend_on(info, awaiter)
