@@ -57,10 +57,6 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         # and where the innermost one's `return` goes: (result slot, block).
         self.inline_chain: list[FnInstance] = [inst]
         self.inline_exit: tuple[ir.Value | None, ir.Block] | None = None
-        # While a body delegated to this generator is emitted in place of making
-        # its generator (irgen/statements.py emit_delegated_body): this
-        # function's own context, in which its `defer`s run.
-        self.delegated_from: tuple | None = None
         self.temps: dict[int, ir.Value] = {}   # owning temporaries' slots, by expression
         self.current_span = inst.decl.span
         # -g: this function's DWARF subprogram (none for the stdlib's, or without -g)
@@ -213,14 +209,7 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
     def run_cleanups(self, items: list[tuple[str, object]], destroying: bool = False) -> None:
         for kind, what in reversed(items):
             self.ensure_open()
-            if kind == "defer" and self.delegated_from is not None:
-                # a `defer` of this generator's own, run from a body delegated
-                # to it (a suspend point there, where it may be destroyed)
-                inner = self.context()
-                self.restore(self.delegated_from)
-                self.emit_stmt(what)
-                self.restore(inner)
-            elif kind == "defer":
+            if kind == "defer":
                 self.emit_stmt(what)
             elif kind == "finish":
                 # `with`: run the coroutine on to its end; when the coroutine around

@@ -90,12 +90,14 @@ class StatementEmission:
         self.b.position_at_end(done)
 
     def emit_delegated_body(self, callee: FnInstance, args: list[ir.Value], body: tuple[ast.Stmt, ...]) -> None:
-        """g's statements after its base cases, run by this generator for g's
-        arguments in place of making g (middle/guards.py): as `emit_inlined`,
-        but within this function's scopes, so that this generator destroyed
-        while suspended in them runs its own cleanups too (in its own context:
-        `run_cleanups`)."""
-        self.delegated_from = outer = self.context()
+        """g's statements after its base cases, run by this generator (g itself,
+        middle/guards.py) for g's arguments in place of making g: as
+        `emit_inlined`, within this function's scopes, which hold nothing to
+        clean up (g's body is only `yield` and `yield from` statements, and
+        its parameters own nothing), so that a suspend point there needs no
+        cleanup of this generator's own when it is destroyed."""
+        assert not any(self.scopes), "a generator that runs its own body in place has nothing to clean up"
+        outer = self.context()
         if self.scope is not None and self.located:
             call = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
             self.located = not in_stdlib(callee.decl.span.file)
@@ -114,7 +116,6 @@ class StatementEmission:
         assert not self.scopes.pop(), "a delegated body declares nothing to clean up"
         self.inline_chain.pop()
         self.restore(outer)
-        self.delegated_from = None
         if self.scope is not None:
             self.b.debug_metadata = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
 
