@@ -33,3 +33,28 @@ def test_explain_without_coroutines(pycoro, tmp_path):
     src.write_text("fn main() { print(1); }\n")
     proc = pycoro("explain", src)
     assert (proc.returncode, proc.stdout.strip()) == (0, f"{src}: no coroutines")
+
+
+WALK = """
+fn walk(n: i64, i: i64) -> Generator<i64> {
+    if i >= n { co_return; }
+    yield from walk(n, 2 * i + 1);
+    yield i;
+    yield from walk(n, 2 * i + 2);
+}
+fn main() { for v in walk(7, 0) { print(v); } }
+"""
+
+
+def test_a_call_emitted_in_several_copies_is_one_site(pycoro, tmp_path):
+    """walk's `yield from`s run walk's body in place (middle/guards.py), so each
+    of its calls is emitted once per copy: one row each, heap-allocated since
+    some copy makes its frame on the heap."""
+    src = tmp_path / "walk.pc"
+    src.write_text(WALK)
+    proc = pycoro("explain", src)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line.split() for line in proc.stdout.splitlines() if "walk.pc:" in line]
+    assert [(r[0].rsplit("/", 1)[-1], " ".join(r[3:])) for r in rows] == [("walk.pc:4:16", "heap-allocated"),
+                                                         ("walk.pc:6:16", "heap-allocated"),
+                                                         ("walk.pc:8:22", "elided: lives in main's stack frame")]

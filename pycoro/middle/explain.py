@@ -170,4 +170,19 @@ def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]],
             report.buffer = callee.coro.buffer
             report.overflows = (sizes.get(callee.display) or 0) > buffer_bytes(callee.ret)
         reports.append(report)
-    return reports
+    return _merged(reports)
+
+
+def _merged(reports: list[SiteReport]) -> list[SiteReport]:
+    """One report per call in the source: a call emitted more than once (a
+    recursive generator's body run in place at each of its `yield from`s,
+    middle/guards.py) is elided only where every copy is (a copy LLVM
+    removed allocates nothing, and reads as elided)."""
+    merged: dict[tuple[str, str, str], SiteReport] = {}
+    for report in reports:
+        key = (report.where, report.caller, report.callee)
+        first = merged.setdefault(key, report)
+        if first is not report:
+            first.elided = first.elided and report.elided
+            first.overflows = first.overflows or report.overflows
+    return list(merged.values())

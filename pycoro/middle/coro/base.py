@@ -198,9 +198,12 @@ class PromisedEmitter(BodyEmitter):
         inner = fg.alloca(inner_t, "inner")   # not owning: the statement's temporary is
         fg.b.store(fg.expr(e.value) if inner_value is None else inner_value, inner)
         args = [self.promise(), inner]
-        if len(hook.params) == 3:   # `fresh`: whether the `yield from` made the generator (a coroutine's call)
+        if len(hook.params) == 3:
+            # `fresh`: the `yield from` made the generator (a coroutine's call)
+            # and it has not run (its promise has `initial suspend`)
             call = fg.inst.calls.get(e.value) if isinstance(e.value, ast.Call) else None
-            args.append(I1(int(isinstance(call, DirectCall) and call.fn.coro is not None)))
+            fresh = isinstance(call, DirectCall) and call.fn.coro is not None and call.fn.coro.initial_suspend
+            args.append(I1(int(fresh)))
         delegate = fg.call(hook, args)
         awaiter = fg.alloca(info.awaiter, "delegate")
         fg.store(delegate, awaiter, info.awaiter)
