@@ -163,3 +163,13 @@ def test_a_program_may_name_what_the_runtimes_cold_code_uses(tmp_path):
     compilation.build("exe", str(tmp_path / "clash"))
     proc = subprocess.run([str(tmp_path / "clash")], capture_output=True, text=True)
     assert (proc.returncode, proc.stdout) == (0, "6 7 1.5\n")
+
+
+def test_the_cold_code_refuses_a_kind_of_global_it_does_not_split():
+    """backend/cold_runtime.py copies the runtime's header into each cold
+    function's unit, declaring its globals: a kind of definition it does not
+    know would be copied whole, a second copy of its data in the object."""
+    from pycoro.backend import cold_runtime
+    runtime = '@"pc.table" = internal constant [2 x i64] [i64 1, i64 2]\ndefine void @"pc.f"() {\n  ret void\n}\n'
+    with pytest.raises(ValueError, match="does not know"):
+        cold_runtime.split(runtime, ("pc.f",))

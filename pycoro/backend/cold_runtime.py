@@ -138,6 +138,10 @@ def _unit(name: str, header: list[str], functions: dict[str, list[str]], referen
     lines = []
     for line in header:
         match = _GLOBAL.match(line)
+        if match is None and line.startswith("@") and " external " not in line:
+            # a definition of a kind not split above would be copied into
+            # every unit's assembly: a second copy of its data
+            raise ValueError(f"the runtime defines a global cold_runtime.split does not know: {line[:80]}")
         if match is None:
             lines.append(line)
         elif match["kind"] == "global":
