@@ -203,8 +203,23 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         return (self.inst, self.types, self.slots, self.current_span, self.scope, self.inlined_at, self.located)
 
     def restore(self, context: tuple) -> None:
+        """Back to `context` after another instance's statements, and (-g) to
+        the location of the statement that emitted them."""
         (self.inst, self.types, self.slots, self.current_span, self.scope, self.inlined_at,
          self.located) = context
+        if self.scope is not None:
+            self.b.debug_metadata = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
+
+    def enter_inlined(self, callee: FnInstance) -> None:
+        """-g: `callee`'s code, emitted in place of a call of it, is located in
+        its own scope inlined at the current statement, as LLVM's inliner makes
+        locations (the stdlib's keeps the statement's)."""
+        if self.scope is not None and self.located:
+            call = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
+            self.located = not in_stdlib(callee.decl.span.file)
+            if self.located:
+                self.scope = self.mg.debug.inlined_subprogram(callee.display, callee.decl.span)
+                self.inlined_at = call
 
     def run_cleanups(self, items: list[tuple[str, object]], destroying: bool = False) -> None:
         for kind, what in reversed(items):
@@ -288,14 +303,8 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         """`callee`'s body in place of a call of it (an `await` of an async fn:
         coro/async_.py decides which), its parameters bound to `args`. It runs
         in this function's context: its own awaits suspend this function."""
-        saved = (self.inst, self.types, self.slots, self.scopes, self.loops, self.temps,
-                 self.current_span, self.inline_exit, self.scope, self.inlined_at, self.located)
-        if self.scope is not None and self.located:
-            call = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
-            self.located = not in_stdlib(callee.decl.span.file)
-            if self.located:
-                self.scope = self.mg.debug.inlined_subprogram(callee.display, callee.decl.span)
-                self.inlined_at = call
+        saved, saved_own = self.context(), (self.scopes, self.loops, self.temps, self.inline_exit)
+        self.enter_inlined(callee)
         result = self.alloca(callee.ret, f"{callee.decl.name}.result") if callee.ret != VOID else None
         after = self.block(f"{callee.decl.name}.end")
         self.inst, self.types, self.slots, self.scopes, self.loops, self.temps = callee, callee.types, {}, [], [], {}
@@ -317,10 +326,8 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
             self.run_cleanups(self.scopes[-1])
             self.b.branch(after)
         self.inline_chain.pop()
-        (self.inst, self.types, self.slots, self.scopes, self.loops, self.temps,
-         self.current_span, self.inline_exit, self.scope, self.inlined_at, self.located) = saved
-        if self.scope is not None:
-            self.b.debug_metadata = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
+        self.restore(saved)
+        self.scopes, self.loops, self.temps, self.inline_exit = saved_own
         self.b.position_at_end(after)
         return None if result is None else self.load(result, callee.ret)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...common.paths import in_stdlib
 from ...frontend import ast
 from ...frontend.layout import is_aggregate
 from ...frontend.program import FnInstance, HandleCall
@@ -98,12 +97,7 @@ class StatementEmission:
         cleanup of this generator's own when it is destroyed."""
         assert not any(self.scopes), "a generator that runs its own body in place has nothing to clean up"
         outer = self.context()
-        if self.scope is not None and self.located:
-            call = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
-            self.located = not in_stdlib(callee.decl.span.file)
-            if self.located:
-                self.scope = self.mg.debug.inlined_subprogram(callee.display, callee.decl.span)
-                self.inlined_at = call
+        self.enter_inlined(callee)
         self.inst, self.types, self.slots = callee, callee.types, {}
         self.inline_chain.append(callee)
         values = iter(args)
@@ -116,8 +110,6 @@ class StatementEmission:
         assert not self.scopes.pop(), "a delegated body declares nothing to clean up"
         self.inline_chain.pop()
         self.restore(outer)
-        if self.scope is not None:
-            self.b.debug_metadata = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
 
     def emit_base_case_part(self, expr: ast.Expr) -> None:
         """The body of `g.guard(params)`, `g.base.0.0(params)`, …: one of g's
