@@ -86,15 +86,12 @@ def _is_prelude_generator(t: Type) -> bool:
     return isinstance(t, PromiseT) and t.decl.name == "Generator" and t.decl.span.file == _PRELUDE
 
 
-def base_cases(callee: FnInstance) -> tuple[BaseCase, ...]:
-    """g's leading base cases that can be taken at a `yield from g(…);` (none: none can)."""
-    if callee.coro is None or not _is_prelude_generator(callee.ret) or callee.decl.body is None:
-        return ()
-    if not all(is_scalar(t) or isinstance(t, PtrT) for _, t in callee.params):
-        return ()   # an argument that owns a coroutine would be left undestroyed
+def _base_cases(g: FnInstance) -> tuple[BaseCase, ...]:
+    """The leading base cases of g (a generator `_generator_call` accepts) that
+    can be taken at a `yield from g(…);` (none: none can)."""
     cases = []
-    for stmt in callee.decl.body.stmts:
-        case = _base_case(stmt, callee)
+    for stmt in g.decl.body.stmts:
+        case = _base_case(stmt, g)
         if case is None:
             break
         cases.append(case)
@@ -167,7 +164,7 @@ def delegation(caller: FnInstance, stmt: ast.Stmt, optimising: bool) -> Delegati
     target = _generator_call(stmt.expr, caller)
     if target is None:
         return None
-    cases = base_cases(target)
+    cases = _base_cases(target)
     # g's body is run in place where g is the delegating generator itself: a
     # recursion then makes a frame for every other level; a chain of other
     # generators keeps its frames (what a debugger's chain shows, -O2 too)

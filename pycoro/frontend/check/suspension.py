@@ -96,9 +96,10 @@ class SuspensionRules:
     def expr_YieldFrom(self, e: ast.YieldFrom, expected: Type | None) -> Type:
         """`yield from g` calls the promise's `yield_from(mut self, inner: ptr<G>) -> W`
         (or `yield_from(mut self, inner: ptr<G>, fresh: bool)`, told whether g
-        has never run: made by this `yield from`, and `initial suspend`) and awaits W, which links g into the
-        generator tree (so the consumer resumes the innermost generator
-        directly) and evaluates to g's `co_return` value."""
+        has never run: made by this `yield from`, and `initial suspend`) and
+        awaits W, which links g into the generator tree (so the consumer
+        resumes the innermost generator directly) and evaluates to g's
+        `co_return` value."""
         if self.inst is not None and self.inst.is_async:
             return self._async_forbids(e, "`yield from`", e.value)
         inner, coro = self._suspending_operand(e, "yield from", e.value)

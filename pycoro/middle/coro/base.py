@@ -149,10 +149,11 @@ class PromisedEmitter(BodyEmitter):
     def yield_(self, e: ast.Yield) -> ir.Value | None:
         fg = self.fg
         hook = fg.inst.hooks[e]
-        result = fg.call(hook, [self.promise()] + fg.arguments([e.value], [t for _, t in hook.params[1:]]))
+        value = fg.arguments([e.value], [t for _, t in hook.params[1:]])
         if hook.ret == VOID:
-            self.suspend(f"yield.{e.span.line}")
+            self.yield_computed(hook, *value, e.span.line)
             return None
+        result = fg.call(hook, [self.promise()] + value)
         if hook.ret == HANDLE:
             self.transfer(result)
             return None
@@ -164,8 +165,8 @@ class PromisedEmitter(BodyEmitter):
 
     def yield_computed(self, hook, value: ir.Value, line: int) -> None:
         """A `yield` of a value already computed, through a `yield_value` hook
-        that returns nothing: a base case of a generator delegated to, taken
-        in the delegating one (middle/guards.py)."""
+        that returns nothing (also a base case of a generator delegated to,
+        taken in the delegating one: middle/guards.py)."""
         self.fg.call(hook, [self.promise(), value])
         self.suspend(f"yield.{line}")
 

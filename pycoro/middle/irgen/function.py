@@ -210,6 +210,20 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         if self.scope is not None:
             self.b.debug_metadata = self.mg.debug.location(self.current_span, self.scope, self.inlined_at)
 
+    def bind_params(self, callee: FnInstance, values: list[ir.Value]) -> None:
+        """`callee`'s parameters, whose code is emitted in this function, bound to
+        `values`: each its own copy (as in a frame or a context), a `mut self`
+        the caller's place."""
+        values = iter(values)
+        for param, (_, t) in zip(callee.decl.params, callee.params):
+            if t == VOID:
+                continue
+            var = callee.locals[param]
+            if param.is_self and param.mut_self:
+                self.slots[id(var)] = next(values)
+            else:
+                self.store(next(values), self.slot(var), t)
+
     def enter_inlined(self, callee: FnInstance) -> None:
         """-g: `callee`'s code, emitted in place of a call of it, is located in
         its own scope inlined at the current statement, as LLVM's inliner makes
@@ -310,15 +324,7 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         self.inst, self.types, self.slots, self.scopes, self.loops, self.temps = callee, callee.types, {}, [], [], {}
         self.inline_exit = (result, after)
         self.inline_chain.append(callee)
-        values = iter(args)
-        for param, (_, t) in zip(callee.decl.params, callee.params):
-            if t == VOID:
-                continue
-            var = callee.locals[param]
-            if param.is_self and param.mut_self:
-                self.slots[id(var)] = next(values)   # the caller's place
-            else:
-                self.store(next(values), self.slot(var), t)   # the callee's own copy, as in a context
+        self.bind_params(callee, args)
         self.scopes.append([("drop", (self.slot(v), v.type)) for v in
                             (callee.locals[p] for p in callee.decl.params) if v.owned])
         self.emit_block(callee.decl.body)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...frontend import ast
-from ...frontend.layout import is_aggregate
 from ...frontend.program import FnInstance, HandleCall
 from ...frontend.types import I64 as INDEX_TYPE
 from ...frontend.types import VOID, SliceT
@@ -100,10 +99,7 @@ class StatementEmission:
         self.enter_inlined(callee)
         self.inst, self.types, self.slots = callee, callee.types, {}
         self.inline_chain.append(callee)
-        values = iter(args)
-        for param, (_, t) in zip(callee.decl.params, callee.params):
-            if t != VOID:
-                self.store(next(values), self.slot(callee.locals[param]), t)
+        self.bind_params(callee, args)
         self.scopes.append([])
         for stmt in body:
             self.emit_stmt(stmt)
@@ -113,18 +109,11 @@ class StatementEmission:
 
     def emit_base_case_part(self, expr: ast.Expr) -> None:
         """The body of `g.guard(params)`, `g.base.0.0(params)`, …: one of g's
-        leading base cases' conditions or values (middle/guards.py)."""
-        args = iter(self.fn.args)
-        for param, (name, t) in zip(self.inst.decl.params, self.inst.params):
-            if t == VOID:
-                continue
-            arg = next(args)
+        leading base cases' conditions or values (middle/guards.py), whose
+        parameters are scalars and pointers."""
+        for arg, (name, _) in zip(self.fn.args, [p for p in self.inst.params if p[1] != VOID]):
             arg.name = name
-            var = self.inst.locals[param]
-            if is_aggregate(t):
-                self.slots[id(var)] = arg
-            else:
-                self.store(arg, self.slot(var), t)
+        self.bind_params(self.inst, self.fn.args)
         self.scopes.append([])
         self.current_span = expr.span
         if self.scope is not None:   # -g: a panic in it is at the expression, in g
