@@ -339,6 +339,33 @@ define void @caller(ptr %h, ptr %fn) {
     assert converted.count("call preserve_nonecc void") == 2
 
 
+
+def test_a_destroy_stays_fastcc_and_names_are_matched_whole():
+    """A call through the frame's second word (`coro.destroy`) keeps `fastcc`;
+    `%d.1`'s definition is not `%d.11`'s (resume_cc finds definitions by text)."""
+    import llvmlite.binding as llvm
+
+    from pycoro.middle.coro import resume_cc
+    text = """
+define internal fastcc void @"f.resume"(ptr %h) {
+  ret void
+}
+define void @caller(ptr %h, ptr %g) {
+  %d.11 = load ptr, ptr %h
+  %slot = getelementptr inbounds i8, ptr %g, i64 8
+  %d.1 = load ptr, ptr %slot
+  call fastcc void %d.11(ptr %h)
+  call fastcc void %d.1(ptr %g)
+  ret void
+}
+"""
+    converted = str(resume_cc.preserve_none(llvm.parse_assembly(text)))
+    assert "call preserve_nonecc void %d.11(ptr %h)" in converted
+    assert "call fastcc void %d.1(ptr %g)" in converted
+    # the same destroy through the wrong frame is not a shape it knows
+    wrong = llvm.parse_assembly(text.replace("call fastcc void %d.1(ptr %g)", "call fastcc void %d.1(ptr %h)"))
+    assert resume_cc.preserve_none(wrong) is wrong
+
 STREAM = """
 fn evens(n: i64) -> Stream<i64> { var i: i64 = 0; while i < n { yield i; i += 2; } }
 fn locked(p: ptr<i64>) -> Once<ptr<i64>> { defer p[0] += 1; yield p; }
