@@ -607,6 +607,8 @@ def _recursive(g) -> None:
             stmts += [m.ExprStmt(YieldFrom(elem, again())), Yield(g.pure_expr(elem)),
                       m.ExprStmt(YieldFrom(elem, again()))]
             return m.Block(stmts)
+        if g.chance(0.35):
+            return m.Block(stmts + _heap_shape(g, name, ty, elem, n))
         saved, g.budget = g.budget, 4
         try:
             for _ in range(g.r.randint(1, 2)):
@@ -629,6 +631,31 @@ def _recursive(g) -> None:
         return m.Block(stmts)
     co_function(g, sig, elem, "Generator", make)
     _state(g)["cos"].append(CoSig(name, sig.params, ty, sig.cost * 20, recursive=True))
+
+
+def _heap_shape(g, name: str, ty, elem, n: str) -> list:
+    """A loop's shape (Heap's algorithm): `yield from` itself, then a `for`
+    over a range whose body has a `let`, an assignment, a branch and more
+    `yield from`s of arguments without calls, which a `yield from` of it runs
+    in place of making the generator (middle/guards.py)."""
+    def again():
+        return GenCall(ty, name, [m.Binary("i64", "-", m.Var("i64", n), m.Lit("i64", 1)), g.pure_expr(elem)])
+    first = m.ExprStmt(YieldFrom(elem, again()))
+    i, t = g.fresh("i"), g.fresh("t")
+    g.fn.scopes.append([])
+    try:
+        g.declare(i, "i64", False)
+        body = [m.Let(t, elem, g.pure_expr(elem), False)]
+        g.declare(t, elem, False)
+        targets = g.places(elem, mutable=True, pure=True)
+        if targets and g.chance(0.7):
+            body.append(m.Assign(g.pick(targets), "=", m.Var(elem, t)))
+        otherwise = m.Block([m.ExprStmt(YieldFrom(elem, again()))]) if g.chance(0.5) else None
+        body.append(m.If(g.pure_expr(BOOL), m.Block([Yield(g.pure_expr(elem))]), otherwise))
+        body.append(m.ExprStmt(YieldFrom(elem, again())))
+    finally:
+        g.fn.scopes.pop()
+    return [first, m.For(i, m.Lit("i64", 0), m.Lit("i64", g.r.randint(1, 2)), False, m.Block(body))]
 
 
 def _generic(g) -> None:

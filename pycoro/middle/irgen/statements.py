@@ -91,9 +91,10 @@ class StatementEmission:
         """g's statements after its base cases, run by this generator (g itself,
         middle/guards.py) for g's arguments in place of making g: as
         `emit_inlined`, within this function's scopes, which hold nothing to
-        clean up (g's body is only `yield` and `yield from` statements, and
-        its parameters own nothing), so that a suspend point there needs no
-        cleanup of this generator's own when it is destroyed."""
+        clean up (g's body declares only scalars and pointers, makes no calls
+        but its `yield from`s, and its parameters own nothing), so that a
+        suspend point there needs no cleanup of this generator's own when it
+        is destroyed. g's locals get slots of their own here."""
         assert not any(self.scopes), "a generator that runs its own body in place has nothing to clean up"
         outer = self.context()
         self.enter_inlined(callee)
