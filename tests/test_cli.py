@@ -220,6 +220,18 @@ def test_a_cached_run_imports_nothing_heavy(cache_dir, hello):
     assert "pycoro.pipeline.rerun" in imported and not HEAVY & imported, sorted(HEAVY & imported)
 
 
+def test_a_cached_run_names_the_file_as_this_command_does(cache_dir, tmp_path, pycoro):
+    """The same program run by two paths: each panic names the file as its
+    command gave it (the name is compiled into the program, so it is part of
+    the cache's key: the second run printed the first one's path)."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "p.pc").write_text("var a: [i64; 2];\nvar i: i64 = 2;\nfn main() { print(a[i]); }\n")
+    for cwd, name in [(tmp_path, "sub/p.pc"), (tmp_path / "sub", "p.pc"), (tmp_path, "sub/p.pc")]:
+        proc = pycoro("run", name, cwd=cwd)
+        assert proc.returncode == 101
+        assert f"the index is 2 at {name}:3:19" in proc.stderr, proc.stderr
+
+
 def test_a_run_entry_whose_library_cannot_be_loaded_runs_its_object_code(cache_dir, hello, pycoro):
     import marshal
     assert pycoro("run", hello).returncode == 0
@@ -451,7 +463,7 @@ def test_a_cached_run_whose_c_function_is_gone_is_compiled_again(cache_dir, hell
     not run: the driver compiles the program again, and reports it."""
     from pycoro.pipeline import rerun
     from pycoro.pipeline.options import Options
-    key = cache.object_key(rerun.KIND, hello.read_text(), hello.parent, Options())
+    key = cache.object_key(rerun.KIND, hello.read_text(), hello.parent, Options(), str(hello))
     cache.store_object(rerun.KIND, key, b"object code", {"frame_counter": "x", "externs": ["no_such_c_fn"]}, [])
     assert cache.load_object(rerun.KIND, key) is not None
     assert rerun.run_cached(str(hello), Options(), False) is None

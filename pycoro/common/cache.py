@@ -107,11 +107,13 @@ def store(kind: str, digest: str, data: str | bytes) -> None:
 
 # ---- object code of a program, for loading into this process
 
-def object_key(kind: str, source: str, base_dir: str | os.PathLike, options) -> str:
+def object_key(kind: str, source: str, base_dir: str | os.PathLike, options, display: str) -> str:
     """An entry is keyed by the program's source, where its imports are looked
-    up, the options and the host CPU; it records each imported file's hash
+    up, the options, the host CPU and how the program names its file (the
+    path as given: its panics and backtraces print it, and its imports'
+    names follow from it); it records each imported file's hash
     (store_object), and is used only while those files are unchanged."""
-    return key(kind, source, os.fspath(base_dir), repr(options), host_id())
+    return key(kind, source, os.fspath(base_dir), repr(options), host_id(), display)
 
 
 # The lines of a processor's /proc/cpuinfo entry that say what it is and what it

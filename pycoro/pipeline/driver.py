@@ -439,7 +439,7 @@ class Compilation:
         (cache.object_key says what an entry is keyed by; `valid(meta)`, where
         given, must hold for an entry to be used); `link_shared`: a new entry
         keeps the code linked as a shared library too."""
-        digest = cache.object_key(kind, self.source, self.base_dir, self.options)
+        digest = cache.object_key(kind, self.source, self.base_dir, self.options, self.display)
         if use_cache:
             hit = cache.load_object(kind, digest)
             if hit is not None and (valid is None or valid(hit[1])):

@@ -25,7 +25,7 @@ def run_cached(path: str, options: Options, check_leaks: bool) -> int | None:
             source = f.read().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    entry_key = cache.object_key(KIND, source, os.path.dirname(os.path.realpath(path)), options)
+    entry_key = cache.object_key(KIND, source, os.path.dirname(os.path.realpath(path)), options, path)
     library = cache.load_shared(KIND, entry_key)
     loaded = inprocess.load_library(library[0], library[1]["frame_counter"]) if library else None
     if loaded is not None:
