@@ -56,7 +56,8 @@ runs those statements itself, for g's arguments, instead of making g and
 delegating to it (one level: within them, `yield from` makes its generator,
 after its own base cases). Simple enough: `yield E;`, `yield from h(…);`,
 `let`/`var` of scalars and pointers, assignments, `if`, `while`, a `for`
-over a range, `break` and `continue`, at most 12 statements, whose
+over a range, `break` and `continue`, at most 12 statements of which at
+most two `yield from`s (each `yield from` of g gets a copy), whose
 expressions read locals, parameters, globals and literals (no calls, which
 could make something to destroy; no `co_return` or `return`, which would
 leave g, not the delegating generator; no `defer`). g's locals get slots of
@@ -177,8 +178,13 @@ class Delegation:
     body: tuple[ast.Stmt, ...] | None  # the rest of g's body, emitted in place of making g
 
 
-# At most this many statements of g's body are emitted at each `yield from g(…);`.
+# At most this many statements of g's body are emitted at each `yield from g(…);`,
+# with at most this many `yield from`s among them: each of g's `yield from g(…)`s
+# gets a copy of the body and its delegations, so the delegations in g's resume
+# function grow as their square (a 4-ary tree walk's build: 112 ms with none
+# run in place, 180 with 4 × 4).
 _INLINED_STATEMENTS = 12
+_INLINED_DELEGATIONS = 2
 
 
 def delegation(caller: FnInstance, stmt: ast.Stmt, optimising: bool) -> Delegation | None:
@@ -228,13 +234,19 @@ def _inlinable_body(g: FnInstance, cases: tuple[BaseCase, ...]) -> tuple[ast.Stm
     step what g would have (one level: within them, a `yield from` makes its
     generator)."""
     rest = g.decl.body.stmts[len(cases):]
-    if _statements(rest) > _INLINED_STATEMENTS or not all(_inlinable(s, g) for s in rest):
+    if _statements(rest) > _INLINED_STATEMENTS or _delegations(rest) > _INLINED_DELEGATIONS \
+            or not all(_inlinable(s, g) for s in rest):
         return None
     return tuple(rest)
 
 
 def _statements(stmts) -> int:
     return sum(1 + _statements(_nested(s)) for s in stmts)
+
+
+def _delegations(stmts) -> int:
+    return sum((isinstance(s, ast.ExprStmt) and isinstance(s.expr, ast.YieldFrom)) + _delegations(_nested(s))
+               for s in stmts)
 
 
 def _nested(s: ast.Stmt) -> tuple[ast.Stmt, ...]:
