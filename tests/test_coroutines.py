@@ -280,6 +280,25 @@ def test_a_recursive_body_with_locals_and_loops_runs_in_place(pycoro, tmp_path):
     assert proc.stdout.split() == ["1", "2", "3", "1", "1", "2", "1", "2"], proc.stderr   # as without it
 
 
+def test_a_body_with_three_delegations_is_not_run_in_place(pycoro, tmp_path):
+    """middle/guards.py: each `yield from` of g would get a copy of g's body
+    and its delegations (9 for 3): a ternary tree walk makes its generators."""
+    source = """
+fn walk(n: i64, i: i64) -> Generator<i64> {
+    if i >= n { co_return; }
+    yield from walk(n, 3 * i + 1);
+    yield i;
+    yield from walk(n, 3 * i + 2);
+    yield from walk(n, 3 * i + 3);
+}
+fn main() { var s: i64 = 0; for v in walk(40, 0) { s += v; } print(s); }
+"""
+    emitted = _emit(pycoro, tmp_path, source, "llvm")
+    walk = emitted[emitted.index('@"pc.walk"('):]
+    walk = walk[:walk.index("\n}\n")]
+    assert len(re.findall(r'call ptr @"pc\.walk"\(', walk)) == 3
+
+
 OPAQUE = """
 fn up(n: i64) -> Generator<i64> { var i = 0; while i < n { yield i; i += 1; } }
 fn down(n: i64) -> Generator<i64> { var i = n; while i > 0 { i -= 1; yield i; } }
