@@ -132,42 +132,35 @@ def _yieldable(y: ast.Yield, f: FnInstance, readable=None) -> bool:
 def _pure(e: ast.Expr, f: FnInstance) -> bool:
     """Whether `e` only reads parameters, globals and literals (so it may be
     evaluated where g is delegated to, for g's arguments)."""
+    return _reads_only(e, f, lambda ref: (isinstance(ref, LocalVar) and ref.is_param) or isinstance(ref, GlobalVar))
+
+
+def _plain(e: ast.Expr, f: FnInstance) -> bool:
+    """Whether `e` only reads f's variables, globals and literals: in g's body
+    run in place, it is evaluated where g would have evaluated it."""
+    return _reads_only(e, f, lambda ref: isinstance(ref, (LocalVar, GlobalVar)))
+
+
+def _reads_only(e: ast.Expr, f: FnInstance, readable) -> bool:
+    """Whether `e` is literals and the names `readable` accepts (by what they
+    refer to), through operators, casts, indexing and fields: no calls, no
+    suspension, no effects but a panic."""
     match e:
         case ast.IntLit() | ast.BoolLit() | ast.FloatLit() | ast.NullLit():
             return True
         case ast.Name():
-            ref = f.refs.get(e)
-            return (isinstance(ref, LocalVar) and ref.is_param) or isinstance(ref, GlobalVar)
+            return readable(f.refs.get(e))
         case ast.Unary(operand=operand):   # - ! ~: no effects
-            return _pure(operand, f)
+            return _reads_only(operand, f, readable)
         case ast.Binary(left=left, right=right):
-            return _pure(left, f) and _pure(right, f)
+            return _reads_only(left, f, readable) and _reads_only(right, f, readable)
         case ast.Cast(expr=inner):
-            return _pure(inner, f)
+            return _reads_only(inner, f, readable)
         case ast.Index(base=base, index=index):
-            return _pure(base, f) and _pure(index, f)
+            return _reads_only(base, f, readable) and _reads_only(index, f, readable)
         case ast.Field(base=base):
-            return _pure(base, f)
+            return _reads_only(base, f, readable)
     return False
-
-
-def _plain(e: ast.Expr, f: FnInstance) -> bool:
-    """Whether `e` only reads f's locals, globals and literals (no calls, no
-    suspension): in g's body run in place, it is evaluated where g would have."""
-    match e:
-        case ast.Name():
-            return isinstance(f.refs.get(e), (LocalVar, GlobalVar))
-        case ast.Unary(operand=operand):
-            return _plain(operand, f)
-        case ast.Binary(left=left, right=right):
-            return _plain(left, f) and _plain(right, f)
-        case ast.Cast(expr=inner):
-            return _plain(inner, f)
-        case ast.Index(base=base, index=index):
-            return _plain(base, f) and _plain(index, f)
-        case ast.Field(base=base):
-            return _plain(base, f)
-    return _pure(e, f)   # literals
 
 
 @record(frozen=True)
@@ -241,15 +234,18 @@ def _inlinable_body(g: FnInstance, cases: tuple[BaseCase, ...]) -> tuple[ast.Stm
 
 
 def _statements(stmts) -> int:
+    """How many statements `stmts` hold, nested ones included."""
     return sum(1 + _statements(_nested(s)) for s in stmts)
 
 
 def _delegations(stmts) -> int:
-    return sum((isinstance(s, ast.ExprStmt) and isinstance(s.expr, ast.YieldFrom)) + _delegations(_nested(s))
+    """How many `yield from` statements `stmts` hold, nested ones included."""
+    return sum(int(isinstance(s, ast.ExprStmt) and isinstance(s.expr, ast.YieldFrom)) + _delegations(_nested(s))
                for s in stmts)
 
 
 def _nested(s: ast.Stmt) -> tuple[ast.Stmt, ...]:
+    """The statements directly inside `s` (an `else if` as one statement)."""
     match s:
         case ast.If(then=then, else_=None):
             return then.stmts
