@@ -1,6 +1,7 @@
-"""The model nodes of layer `generators` (generators.py): handle types,
-generator calls and moves, `yield from`, the handle statements, coroutine
-function declarations, and the oracle's coroutine helpers (SUPPORT_PY)."""
+"""The model nodes of layer `generators` (generators.py): the layer's
+registries, handle types, generator calls and moves, `yield from`, the
+handle statements, coroutine function declarations, and the oracle's
+coroutine helpers (SUPPORT_PY)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -9,6 +10,16 @@ from .. import model as m
 from ..types import StructT, zero_py
 
 IND = m.IND
+
+
+# ---------------------------------------------------------------- the layer's state
+
+def _state(g):
+    """The layer's registries on the generator (made on first use)."""
+    st = g.__dict__.get("_gens_state")
+    if st is None:
+        st = g.__dict__["_gens_state"] = {"cos": [], "users": [], "mappers": [], "preds": [], "choosers": []}
+    return st
 
 
 # ---------------------------------------------------------------- types

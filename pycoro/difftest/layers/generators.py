@@ -67,19 +67,11 @@ from ..model import CoReturn, Yield
 from ..types import BOOL, ArrayT, is_int, is_scalar
 from . import Layer, register
 from .arith import calls
-from .generator_nodes import (CoFnDecl, Closer, CoSig, FnRef, ForH, GenCall, GenMethodCall, HAssign, HandleLet,
-                              HandleT, HMethod, MoveVar, Support, SumCall, YieldFrom, is_handle, pair_t)
+from .function_values import add_choosers, add_mappers, function_value
+from .generator_nodes import (CoFnDecl, Closer, CoSig, ForH, GenCall, GenMethodCall, HAssign, HandleLet,
+                              HandleT, HMethod, MoveVar, Support, SumCall, YieldFrom, _state, is_handle, pair_t)
 
 IND = m.IND
-
-
-
-def _state(g):
-    """The layer's registries on the generator (made on first use)."""
-    st = g.__dict__.get("_gens_state")
-    if st is None:
-        st = g.__dict__["_gens_state"] = {"cos": [], "users": [], "mappers": [], "preds": [], "choosers": []}
-    return st
 
 
 def _fstate(g) -> dict:
@@ -208,11 +200,11 @@ def gen_expr(g, elem, depth=0, allow_move=True):
     if kind == "map":
         name, src, _ = g.pick([x for x in st["mappers"] if x[2] == elem])
         inner = gen_expr(g, src, depth + 1, allow_move)
-        return inner and GenCall(ty, "map", [inner, _function_value(g, f"fn({src}) -> {elem}", name)], "_it_map")
+        return inner and GenCall(ty, "map", [inner, function_value(g, f"fn({src}) -> {elem}", name)], "_it_map")
     if kind == "filter":
         name, _ = g.pick([x for x in st["preds"] if x[1] == elem])
         inner = gen_expr(g, elem, depth + 1, allow_move)
-        return inner and GenCall(ty, "filter", [inner, _function_value(g, f"fn({elem}) -> bool", name)],
+        return inner and GenCall(ty, "filter", [inner, function_value(g, f"fn({elem}) -> bool", name)],
                                  "_it_filter")
     return None
 
@@ -769,61 +761,6 @@ def _maker(g) -> None:
     st["cos"].append(CoSig(sig.name, params, ty, sig.cost, make=True))
 
 
-def _function_value(g, ty: str, name: str) -> m.Expr:
-    """A function value for map and filter: mostly the function named (map
-    and filter are then compiled for it: known_function_arguments.pc), else
-    one a chooser returns, which the compiler cannot know (an indirect call
-    per value)."""
-    choosers = [c for c in _state(g)["choosers"] if c[1] == ty]
-    if not choosers or g.chance(0.6):
-        return FnRef(ty, name)
-    chooser, _ = g.pick(choosers)
-    return m.Call(ty, chooser, [g.expr(BOOL)])
-
-
-def _chooser(g, ty: str, first: str, second: str) -> None:
-    """`fn choose(c: bool) -> fn(…) -> … { if c { return first; } return second; }`"""
-    c = g.fresh("c")
-    body = m.Block([m.If(m.Var(BOOL, c), m.Block([m.Return(FnRef(ty, first))])), m.Return(FnRef(ty, second))])
-    name = g.fresh("choose")
-    g.decls.append(m.FnDecl(name, [(c, BOOL)], ty, body))
-    _state(g)["choosers"].append((name, ty))
-
-
-def _choosers(g) -> None:
-    """Choosers between the mappers (and the predicates) of one type."""
-    st = _state(g)
-    kinds = {}
-    for name, src, dst in st["mappers"]:
-        kinds.setdefault(f"fn({src}) -> {dst}", []).append(name)
-    for name, t in st["preds"]:
-        kinds.setdefault(f"fn({t}) -> bool", []).append(name)
-    for ty, names in sorted(kinds.items()):
-        if g.chance(0.7):
-            _chooser(g, ty, g.pick(names), g.pick(names))
-
-
-def _mappers(g) -> None:
-    """Plain functions used as values by map and filter."""
-    from .control import _body
-    st = _state(g)
-    elems = list({s.ty.elem for s in st["cos"] if s.ty.promise == "Generator" and not s.generic} | {"i64"})
-    elems.sort(key=str)
-    for _ in range(g.r.randint(1, 3)):
-        src = g.pick(elems)
-        dst = g.pick(elems + [g.int_type()]) if g.chance(0.7) else src
-        a = g.fresh("a")
-        sig = FnSig(g.fresh("mf"), [(a, src)], dst)
-        g.function(sig, lambda g, sig=sig: _body(g, sig.ret, 1, 3))
-        st["mappers"].append((sig.name, src, dst))
-    for _ in range(g.r.randint(0, 2)):
-        t = g.pick(elems)
-        a = g.fresh("a")
-        sig = FnSig(g.fresh("pf"), [(a, t)], BOOL)
-        g.function(sig, lambda g, sig=sig: _body(g, sig.ret, 1, 2))
-        st["preds"].append((sig.name, t))
-
-
 @register
 class Generators(Layer):
     name = "generators"
@@ -837,8 +774,8 @@ class Generators(Layer):
             _generator(g)
         if g.chance(0.6):
             _recursive(g)
-        _mappers(g)
-        _choosers(g)
+        add_mappers(g)
+        add_choosers(g)
         for _ in range(g.r.randint(0, 2)):
             _generator(g) if g.chance(0.7) else _method(g)
         for _ in range(g.r.randint(0, 2)):
