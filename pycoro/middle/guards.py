@@ -114,19 +114,19 @@ def _base_case(stmt: ast.Stmt, f: FnInstance) -> BaseCase | None:
         return None
     values = []
     for s in yields:
-        if not (isinstance(s, ast.ExprStmt) and isinstance(s.expr, ast.Yield) and _yieldable(s.expr, f)):
+        if not (isinstance(s, ast.ExprStmt) and isinstance(s.expr, ast.Yield) and _yieldable(s.expr, f, _pure)):
             return None
         values.append(s.expr)
     return BaseCase(stmt.cond, tuple(values))
 
 
-def _yieldable(y: ast.Yield, f: FnInstance, readable=None) -> bool:
+def _yieldable(y: ast.Yield, f: FnInstance, readable) -> bool:
     """A `yield E;` whose hook returns nothing, of a scalar or pointer E that
-    `readable` accepts (by default `_pure`)."""
+    `readable` (`_pure`, `_plain`) accepts."""
     hook = f.hooks.get(y)
     t = f.types.get(y.value)
     return (hook is not None and hook.ret == VOID and t is not None and (is_scalar(t) or isinstance(t, PtrT))
-            and (readable or _pure)(y.value, f))
+            and readable(y.value, f))
 
 
 def _pure(e: ast.Expr, f: FnInstance) -> bool:

@@ -4,6 +4,7 @@ temporaries and ownership, the entry and exit its ABI decides
 calls of the modules of those names."""
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from llvmlite import ir
@@ -224,6 +225,21 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
             else:
                 self.store(next(values), self.slot(var), t)
 
+    @contextlib.contextmanager
+    def emitting_as(self, callee: FnInstance, args: list[ir.Value]):
+        """Emit `callee`'s statements in this function (an awaited body, a
+        recursive generator's body run in place), its parameters bound to
+        `args` and its locals in slots of their own; then back to this
+        function's own."""
+        outer = self.context()
+        self.enter_inlined(callee)
+        self.inst, self.types, self.slots = callee, callee.types, {}
+        self.inline_chain.append(callee)
+        self.bind_params(callee, args)
+        yield
+        self.inline_chain.pop()
+        self.restore(outer)
+
     def enter_inlined(self, callee: FnInstance) -> None:
         """-g: `callee`'s code, emitted in place of a call of it, is located in
         its own scope inlined at the current statement, as LLVM's inliner makes
@@ -317,22 +333,17 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         """`callee`'s body in place of a call of it (an `await` of an async fn:
         coro/async_.py decides which), its parameters bound to `args`. It runs
         in this function's context: its own awaits suspend this function."""
-        saved, saved_own = self.context(), (self.scopes, self.loops, self.temps, self.inline_exit)
-        self.enter_inlined(callee)
+        saved_own = self.scopes, self.loops, self.temps, self.inline_exit
         result = self.alloca(callee.ret, f"{callee.decl.name}.result") if callee.ret != VOID else None
         after = self.block(f"{callee.decl.name}.end")
-        self.inst, self.types, self.slots, self.scopes, self.loops, self.temps = callee, callee.types, {}, [], [], {}
-        self.inline_exit = (result, after)
-        self.inline_chain.append(callee)
-        self.bind_params(callee, args)
-        self.scopes.append([("drop", (self.slot(v), v.type)) for v in
-                            (callee.locals[p] for p in callee.decl.params) if v.owned])
-        self.emit_block(callee.decl.body)
-        if not self.b.block.is_terminated:
-            self.run_cleanups(self.scopes[-1])
-            self.b.branch(after)
-        self.inline_chain.pop()
-        self.restore(saved)
+        with self.emitting_as(callee, args):
+            self.scopes, self.loops, self.temps, self.inline_exit = [], [], {}, (result, after)
+            self.scopes.append([("drop", (self.slot(v), v.type)) for v in
+                                (callee.locals[p] for p in callee.decl.params) if v.owned])
+            self.emit_block(callee.decl.body)
+            if not self.b.block.is_terminated:
+                self.run_cleanups(self.scopes[-1])
+                self.b.branch(after)
         self.scopes, self.loops, self.temps, self.inline_exit = saved_own
         self.b.position_at_end(after)
         return None if result is None else self.load(result, callee.ret)

@@ -96,17 +96,11 @@ class StatementEmission:
         suspend point there needs no cleanup of this generator's own when it
         is destroyed. g's locals get slots of their own here."""
         assert not any(self.scopes), "a generator that runs its own body in place has nothing to clean up"
-        outer = self.context()
-        self.enter_inlined(callee)
-        self.inst, self.types, self.slots = callee, callee.types, {}
-        self.inline_chain.append(callee)
-        self.bind_params(callee, args)
-        self.scopes.append([])
-        for stmt in body:
-            self.emit_stmt(stmt)
-        assert not self.scopes.pop(), "a delegated body declares nothing to clean up"
-        self.inline_chain.pop()
-        self.restore(outer)
+        with self.emitting_as(callee, args):
+            self.scopes.append([])
+            for stmt in body:
+                self.emit_stmt(stmt)
+            assert not self.scopes.pop(), "a delegated body declares nothing to clean up"
 
     def emit_base_case_part(self, expr: ast.Expr) -> None:
         """The body of `g.guard(params)`, `g.base.0.0(params)`, …: one of g's
