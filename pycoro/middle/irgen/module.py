@@ -159,6 +159,8 @@ class ModuleGen:
             fn.linkage = "internal" if self.internal and inst.display not in self.exported else "external"
         if inst.decl.name in _LIBRARY_NEVER_OPTIMISED.get(inst.decl.span.file, ()):
             fn.attributes.update({"noinline", "optnone", "cold"})
+        if inst.decl.name in _LIBRARY_ALWAYS_INLINED.get(inst.decl.span.file, ()):
+            fn.attributes.add("alwaysinline")
         self.fns[key] = fn
         return fn
 
@@ -233,6 +235,12 @@ class ModuleGen:
         fn = ir.Function(self.module, ir.FunctionType(ret, [PTR, PTR]),
                          f"{hook.symbol}.wrapper")
         fn.linkage = "internal"
+        # Called once CoroSplit has lowered the suspend, from a resume function
+        # whose every suspend point is a case of one switch: the inliner's
+        # block frequencies then call many of its call sites cold (under 2% of
+        # the entry's), with a threshold of 45 that a delegation's
+        # await_suspend (cost 150) does not meet.
+        fn.attributes.add("alwaysinline")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         awaiter, frame = fn.args
         args = [awaiter] + ([frame] if len(hook.params) > 1 else [])
@@ -394,6 +402,17 @@ _RETURNS_TWICE = frozenset({"setjmp", "_setjmp", "sigsetjmp", "__sigsetjmp"})
 _LIBRARY_NEVER_OPTIMISED = {
     stdlib_display("async"): frozenset({"__deadlock", "__say", "__say_int", "__note_queue", "__number",
                                         "__note", "__describe"}),
+}
+
+# The prelude's awaiters (a `yield from`'s Delegation, an awaited Task): a few
+# loads and stores around each suspend point, part of every delegation and
+# await. LLVM's inliner calls a call site cold where its block is under 2% of
+# its function's entry, and a coroutine with many suspend points (each a case
+# of one switch) has many such sites: there a cost of 140 (two null checks
+# that panic) against a threshold of 45 left a call per delegation in
+# Heap's algorithm with its last level run in place (guards._last_level).
+_LIBRARY_ALWAYS_INLINED = {
+    stdlib_display("prelude"): frozenset({"await_suspend", "await_resume"}),
 }
 
 

@@ -14,6 +14,12 @@ from ..llvmcompat import I64, PTR, gep
 from .suspends import may_suspend
 
 
+# len(FnGen.inline_chain) in a generator's own body, and in a recursive
+# generator's body run in place at its `yield from`s: once (guards.delegation),
+# then at the recursion's last level (guards._last_level)
+_OWN_BODY, _LAST_LEVEL = 1, 3
+
+
 class Loop:
     def __init__(self, brk: ir.Block, cont: ir.Block, depth: int):
         self.brk, self.cont, self.depth = brk, cont, depth
@@ -63,19 +69,35 @@ class StatementEmission:
         callee, call = plan.callee, s.expr.value
         args = self.arguments(call.args, [t for _, t in callee.params])
         done = self.block("yield_from.done")
+        # in g's body run at its last level, one of the base cases holds (the
+        # last is taken untested)
+        last_level = len(self.inline_chain) == _LAST_LEVEL
         for number, case in enumerate(plan.cases):
-            name = "guard" if number == 0 else f"guard.{number}"
-            taken, untaken = self.block("yield_from.base_case"), self.block("yield_from.next")
-            self.b.cbranch(self.b.call(self.mg.base_case_part(callee, case.cond, name), args), taken, untaken)
-            self.b.position_at_end(taken)
+            untested = last_level and number == len(plan.cases) - 1
+            if not untested:
+                name = "guard" if number == 0 else f"guard.{number}"
+                taken, untaken = self.block("yield_from.base_case"), self.block("yield_from.next")
+                self.b.cbranch(self.b.call(self.mg.base_case_part(callee, case.cond, name), args), taken, untaken)
+                self.b.position_at_end(taken)
             for index, y in enumerate(case.yields):
                 value = self.b.call(self.mg.base_case_part(callee, y.value, f"base.{number}.{index}"), args)
                 self.body.yield_computed(callee.hooks[y], value, y.span.line)
             self.b.branch(done)
-            self.b.position_at_end(untaken)
-        if plan.body is not None and len(self.inline_chain) == 1:
+            if not untested:
+                self.b.position_at_end(untaken)
+        if last_level:
+            pass   # every path took a base case
+        elif plan.body is not None and len(self.inline_chain) == _OWN_BODY:
             self.emit_delegated_body(callee, args, plan.body)
+            self.b.branch(done)
         else:
+            if plan.body is not None and plan.leaves is not None:
+                in_place, made = self.block("yield_from.last_level"), self.block("yield_from.make")
+                self.b.cbranch(self.last_level(callee, args, plan), in_place, made)
+                self.b.position_at_end(in_place)
+                self.emit_delegated_body(callee, args, plan.body)
+                self.b.branch(done)
+                self.b.position_at_end(made)
             scope = self.scopes[-1]
             mark = len(scope)
             inner = self.call(callee, args, call.span, elide_safe=id(call) in self.inst.elide_safe)
@@ -84,8 +106,22 @@ class StatementEmission:
             # The generator is the statement's temporary: destroyed on this path only.
             self.run_cleanups([item for item in scope[mark:] if item[0] == "temp"])
             scope[mark:] = [item for item in scope[mark:] if item[0] != "temp"]
-        self.b.branch(done)
+            self.b.branch(done)
         self.b.position_at_end(done)
+
+    def last_level(self, callee: FnInstance, args: list[ir.Value], plan: guards.Delegation) -> ir.Value:
+        """Whether g for `args` delegates only to instances that take a base
+        case (`plan.leaves`: computed from g's parameters alone, guards._last_level)."""
+        with self.emitting_as(callee, args):
+            leaves = [self.arguments(call.args, [t for _, t in callee.params]) for call in plan.leaves]
+        every = ir.Constant(ir.IntType(1), 1)
+        for leaf in leaves:
+            some = ir.Constant(ir.IntType(1), 0)
+            for number, case in enumerate(plan.cases):
+                name = "guard" if number == 0 else f"guard.{number}"
+                some = self.b.or_(some, self.b.call(self.mg.base_case_part(callee, case.cond, name), leaf))
+            every = self.b.and_(every, some)
+        return every
 
     def emit_delegated_body(self, callee: FnInstance, args: list[ir.Value], body: tuple[ast.Stmt, ...]) -> None:
         """g's statements after its base cases, run by this generator (g itself,
