@@ -276,10 +276,13 @@ def _last_level(g: FnInstance, cases: tuple[BaseCase, ...],
 
 
 def _fixed(e: ast.Expr, f: FnInstance) -> bool:
-    """Whether `e` computes from f's parameters (which nothing assigns) and
-    literals alone, through operators that cannot panic (not `/` or `%`;
-    integers wrap): its value is the same wherever in f it is computed, and
-    computing it early changes nothing a program can see."""
+    """Whether `e` computes from f's parameters and literals alone, through
+    operators that cannot panic (not `/` or `%`; integers wrap, shift amounts
+    are taken modulo the width): its value is the same wherever in f it is
+    computed, and computing it early changes nothing a program can see.
+    That rests on nothing changing a parameter: the checker refuses an
+    assignment to one (LANGUAGE.md), and a body run in place takes no
+    address (`_reads_only` refuses `&`), which a write could go through."""
     match e:
         case ast.IntLit() | ast.BoolLit() | ast.FloatLit() | ast.NullLit():
             return True

@@ -573,6 +573,13 @@ def _recursive(g) -> None:
     ty = HandleT(elem)
 
     def make(g):
+        # delegations that pass `x` on: whether an instance only delegates to
+        # base cases is known from its arguments (guards._last_level)
+        fixed = g.chance(0.4)
+
+        def again():
+            passed = m.Var(elem, x) if fixed else g.pure_expr(elem)
+            return GenCall(ty, name, [m.Binary("i64", "-", m.Var("i64", n), m.Lit("i64", 1)), passed])
         cond = m.Binary(BOOL, "<=", m.Var("i64", n), m.Lit("i64", 0))
         shape = g.r.random()
         if shape < 0.3:
@@ -594,24 +601,22 @@ def _recursive(g) -> None:
             # a tree's shape: `yield from` and `yield` of values read from the
             # parameters and globals alone, which a `yield from` of it runs in
             # place of making the generator (middle/guards.py)
-            def again():
-                return GenCall(ty, name, [m.Binary("i64", "-", m.Var("i64", n), m.Lit("i64", 1)), g.pure_expr(elem)])
             stmts += [m.ExprStmt(YieldFrom(elem, again())), Yield(g.pure_expr(elem)),
                       m.ExprStmt(YieldFrom(elem, again()))]
             return m.Block(stmts)
         if g.chance(0.35):
-            return m.Block(stmts + _heap_shape(g, name, ty, elem, n))
+            return m.Block(stmts + _heap_shape(g, again, elem))
         saved, g.budget = g.budget, 4
         try:
             for _ in range(g.r.randint(1, 2)):
-                again = GenCall(ty, name, [m.Binary("i64", "-", m.Var("i64", n), m.Lit("i64", 1)), g.expr(elem)])
+                call = GenCall(ty, name, [m.Binary("i64", "-", m.Var("i64", n), m.Lit("i64", 1)), g.expr(elem)])
                 if g.chance(0.5):
                     r = g.fresh("yf")
-                    stmts.append(m.Let(r, elem, YieldFrom(elem, again), False, True))
+                    stmts.append(m.Let(r, elem, YieldFrom(elem, call), False, True))
                     g.declare(r, elem, False)
                     stmts.append(_show(g, m.Var(elem, r), g.fresh("rr")))
                 else:
-                    stmts.append(m.ExprStmt(YieldFrom(elem, again)))
+                    stmts.append(m.ExprStmt(YieldFrom(elem, call)))
                 if g.chance(0.6):
                     stmts.append(Yield(g.expr(elem)))
                 if g.chance(0.4):
@@ -625,13 +630,12 @@ def _recursive(g) -> None:
     _state(g)["cos"].append(CoSig(name, sig.params, ty, sig.cost * 20, recursive=True))
 
 
-def _heap_shape(g, name: str, ty, elem, n: str) -> list:
-    """A loop's shape (Heap's algorithm): `yield from` itself, then a `for`
-    over a range whose body has a `let`, an assignment, a branch and more
-    `yield from`s of arguments without calls, which a `yield from` of it runs
-    in place of making the generator (middle/guards.py)."""
-    def again():
-        return GenCall(ty, name, [m.Binary("i64", "-", m.Var("i64", n), m.Lit("i64", 1)), g.pure_expr(elem)])
+def _heap_shape(g, again, elem) -> list:
+    """A loop's shape (Heap's algorithm): `yield from` itself (`again()`: a
+    call of it), then a `for` over a range whose body has a `let`, an
+    assignment, a branch and more `yield from`s of arguments without calls,
+    which a `yield from` of it runs in place of making the generator
+    (middle/guards.py)."""
     first = m.ExprStmt(YieldFrom(elem, again()))
     i, t = g.fresh("i"), g.fresh("t")
     g.fn.scopes.append([])

@@ -72,6 +72,7 @@ class StatementEmission:
         # in g's body run at its last level, one of the base cases holds (the
         # last is taken untested)
         last_level = len(self.inline_chain) == _LAST_LEVEL
+        assert not last_level or plan.leaves is not None, "only guards._last_level runs a body this deep"
         for number, case in enumerate(plan.cases):
             untested = last_level and number == len(plan.cases) - 1
             if not untested:
