@@ -10,7 +10,7 @@ from ...frontend.program import FnInstance, HandleCall
 from ...frontend.types import I64 as INDEX_TYPE
 from ...frontend.types import VOID, SliceT
 from .. import guards
-from ..llvmcompat import I64, PTR, gep
+from ..llvmcompat import I1, I64, PTR, gep
 from .suspends import may_suspend
 
 
@@ -18,6 +18,10 @@ from .suspends import may_suspend
 # generator's body run in place at its `yield from`s: once (guards.delegation),
 # then at the recursion's last level (guards._last_level)
 _OWN_BODY, _LAST_LEVEL = 1, 3
+
+
+def _param_types(fn: FnInstance) -> list:
+    return [t for _, t in fn.params]
 
 
 class Loop:
@@ -66,31 +70,18 @@ class StatementEmission:
         # (`if COND { yield E; …; co_return; }`): take them here, for the
         # arguments, and make no generator for them; where g's body is simple
         # enough, run it here too (middle/guards.py).
-        callee, call = plan.callee, s.expr.value
-        args = self.arguments(call.args, [t for _, t in callee.params])
+        callee = plan.callee
+        args = self.arguments(s.expr.value.args, _param_types(callee))
         done = self.block("yield_from.done")
-        # in g's body run at its last level, one of the base cases holds (the
-        # last is taken untested)
-        last_level = len(self.inline_chain) == _LAST_LEVEL
-        assert not last_level or plan.leaves is not None, "only guards._last_level runs a body this deep"
-        for number, case in enumerate(plan.cases):
-            untested = last_level and number == len(plan.cases) - 1
-            if not untested:
-                name = "guard" if number == 0 else f"guard.{number}"
-                taken, untaken = self.block("yield_from.base_case"), self.block("yield_from.next")
-                self.b.cbranch(self.b.call(self.mg.base_case_part(callee, case.cond, name), args), taken, untaken)
-                self.b.position_at_end(taken)
-            for index, y in enumerate(case.yields):
-                value = self.b.call(self.mg.base_case_part(callee, y.value, f"base.{number}.{index}"), args)
-                self.body.yield_computed(callee.hooks[y], value, y.span.line)
-            self.b.branch(done)
-            if not untested:
-                self.b.position_at_end(untaken)
-        if last_level:
-            pass   # every path took a base case
-        elif plan.body is not None and len(self.inline_chain) == _OWN_BODY:
+        depth = len(self.inline_chain)
+        assert depth != _LAST_LEVEL or plan.leaves is not None, "only guards._last_level runs a body this deep"
+        # at the recursion's last level one of the base cases holds: the last is taken untested
+        self.take_base_cases(plan, args, done, last_untested=depth == _LAST_LEVEL)
+        if depth == _LAST_LEVEL:   # every path took a base case
+            self.b.position_at_end(done)
+            return
+        if plan.body is not None and depth == _OWN_BODY:
             self.emit_delegated_body(callee, args, plan.body)
-            self.b.branch(done)
         else:
             if plan.body is not None and plan.leaves is not None:
                 in_place, made = self.block("yield_from.last_level"), self.block("yield_from.make")
@@ -99,30 +90,56 @@ class StatementEmission:
                 self.emit_delegated_body(callee, args, plan.body)
                 self.b.branch(done)
                 self.b.position_at_end(made)
-            scope = self.scopes[-1]
-            mark = len(scope)
-            inner = self.call(callee, args, call.span, elide_safe=id(call) in self.inst.elide_safe)
-            self.own(call, inner, self.types[call])
-            self.expr_YieldFrom(s.expr, inner)
-            # The generator is the statement's temporary: destroyed on this path only.
-            self.run_cleanups([item for item in scope[mark:] if item[0] == "temp"])
-            scope[mark:] = [item for item in scope[mark:] if item[0] != "temp"]
-            self.b.branch(done)
+            self.delegate(s.expr, callee, args)
+        self.b.branch(done)
         self.b.position_at_end(done)
+
+    def take_base_cases(self, plan: guards.Delegation, args: list[ir.Value], done: ir.Block,
+                        last_untested: bool) -> None:
+        """g's base cases for `args`, in order: where one holds, its yields,
+        then on to `done`; the builder is left where none held."""
+        for number, case in enumerate(plan.cases):
+            untested = last_untested and number == len(plan.cases) - 1
+            if not untested:
+                taken, untaken = self.block("yield_from.base_case"), self.block("yield_from.next")
+                self.b.cbranch(self.guard(plan, number, args), taken, untaken)
+                self.b.position_at_end(taken)
+            for index, y in enumerate(case.yields):
+                value = self.b.call(self.mg.base_case_part(plan.callee, y.value, f"base.{number}.{index}"), args)
+                self.body.yield_computed(plan.callee.hooks[y], value, y.span.line)
+            self.b.branch(done)
+            if not untested:
+                self.b.position_at_end(untaken)
+
+    def guard(self, plan: guards.Delegation, number: int, args: list[ir.Value]) -> ir.Value:
+        """Whether g's base case `number` holds for `args` (`g.guard`, `g.guard.1`, …)."""
+        name = "guard" if number == 0 else f"guard.{number}"
+        return self.b.call(self.mg.base_case_part(plan.callee, plan.cases[number].cond, name), args)
 
     def last_level(self, callee: FnInstance, args: list[ir.Value], plan: guards.Delegation) -> ir.Value:
         """Whether g for `args` delegates only to instances that take a base
         case (`plan.leaves`: computed from g's parameters alone, guards._last_level)."""
         with self.emitting_as(callee, args):
-            leaves = [self.arguments(call.args, [t for _, t in callee.params]) for call in plan.leaves]
-        every = ir.Constant(ir.IntType(1), 1)
+            leaves = [self.arguments(call.args, _param_types(callee)) for call in plan.leaves]
+        every = ir.Constant(I1, 1)
         for leaf in leaves:
-            some = ir.Constant(ir.IntType(1), 0)
-            for number, case in enumerate(plan.cases):
-                name = "guard" if number == 0 else f"guard.{number}"
-                some = self.b.or_(some, self.b.call(self.mg.base_case_part(callee, case.cond, name), leaf))
+            some = ir.Constant(I1, 0)
+            for number in range(len(plan.cases)):
+                some = self.b.or_(some, self.guard(plan, number, leaf))
             every = self.b.and_(every, some)
         return every
+
+    def delegate(self, e: ast.YieldFrom, callee: FnInstance, args: list[ir.Value]) -> None:
+        """`yield from g(args)` as written: make g, and delegate to it."""
+        call = e.value
+        scope = self.scopes[-1]
+        mark = len(scope)
+        inner = self.call(callee, args, call.span, elide_safe=id(call) in self.inst.elide_safe)
+        self.own(call, inner, self.types[call])
+        self.expr_YieldFrom(e, inner)
+        # The generator is the statement's temporary: destroyed on this path only.
+        self.run_cleanups([item for item in scope[mark:] if item[0] == "temp"])
+        scope[mark:] = [item for item in scope[mark:] if item[0] != "temp"]
 
     def emit_delegated_body(self, callee: FnInstance, args: list[ir.Value], body: tuple[ast.Stmt, ...]) -> None:
         """g's statements after its base cases, run by this generator (g itself,
