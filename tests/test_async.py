@@ -208,3 +208,20 @@ def test_the_deadlock_report_is_left_out_of_the_pipeline(pycoro, tmp_path):
         attributes = re.search(r"#(\d+) \{$", header).group(1)
         listed = re.search(rf"^attributes #{attributes} = \{{([^}}]*)\}}", optimised, re.M).group(1)
         assert {"optnone", "noinline", "cold"} <= set(listed.split()), (writer, listed)
+
+
+@pytest.mark.parametrize("operation, message", [
+    ("await ch.send(1);", "send on a zero channel"),
+    ("let m = await ch.recv(); print(m.ok);", "receive on a zero channel"),
+    ("ch.close();", "close of a zero channel"),
+])
+def test_a_zero_channel_panics_naming_itself(pycoro, tmp_path, operation, message):
+    """A `Channel` declared and never made by `channel<T>(capacity)` holds no
+    channel: each operation on it panics saying so, not with a null pointer
+    dereference inside std/async."""
+    src = tmp_path / "zero.pc"
+    src.write_text(f"async fn main() {{\n    var ch: Channel<i64>;\n    {operation}\n    print(\"after\");\n}}\n")
+    proc = pycoro("run", src)
+    assert proc.returncode == 101 and proc.stdout == ""
+    first = proc.stderr.splitlines()[0]
+    assert first.startswith(f"panic: {message}: make channels with channel<T>(capacity) at <stdlib>/async.pc:"), first
