@@ -33,7 +33,8 @@ from ..generate import FnSig
 from ..types import BOOL, is_scalar
 from . import Layer, register
 from .arith import calls
-from .streams import CoFnDecl, PyOnly, add_coroutine, args_for, budgeted, drop_handle, elem, kind
+from .stream_nodes import CoFnDecl, PyOnly
+from .streams import add_coroutine, args_for, budgeted, drop_handle, elem, kind
 
 PY_HELPERS = "from pycoro.difftest.async_oracle import run_main, spawn, sleep, yield_now, now, channel"
 CH = "Channel<i64>"

@@ -33,8 +33,8 @@ from ..model import CoReturn
 from ..types import BOOL, is_aggregate, is_scalar
 from . import Layer, register
 from .arith import calls
+from .stream_nodes import PyOnly
 from .streams import (
-    PyOnly,
     add_coroutine,
     args_for,
     budgeted,
