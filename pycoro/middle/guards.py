@@ -270,8 +270,7 @@ def _last_level(g: FnInstance, cases: tuple[BaseCase, ...],
     if not delegations or not all(_generator_call(y, g) is g and all(_fixed(a, g) for a in y.value.args)
                                   for y in delegations):
         return None
-    calls = [y.value for y in delegations]
-    return tuple(calls)
+    return tuple(y.value for y in delegations)
 
 
 def _fixed(e: ast.Expr, f: FnInstance) -> bool:
