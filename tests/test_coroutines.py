@@ -274,15 +274,13 @@ def test_a_recursive_body_with_locals_and_loops_runs_in_place(pycoro, tmp_path):
     for its arguments (permutations: 13.0 -> 10.3 ns); noisy's, which calls
     a function, is not."""
     emitted = _emit(pycoro, tmp_path, LOOPED, "llvm")
-    heap = emitted[emitted.index('@"pc.heap"('):]
-    heap = heap[:heap.index("\n}\n")]
+    heap = _function(emitted, "pc.heap")
     # heap's own loop, a copy of it at each of its two `yield from`s, and in
     # each copy, a copy at each `yield from` for an instance whose own
     # delegations all take the base case (guards._last_level)
     assert len(re.findall(r"^for\.cond(?:\.\d+)?:", heap, re.M)) == 1 + 2 + 4
     assert len(re.findall(r'call ptr @"pc\.heap"\(', heap)) == 4
-    noisy = emitted[emitted.index('@"pc.noisy"('):]
-    noisy = noisy[:noisy.index("\n}\n")]
+    noisy = _function(emitted, "pc.noisy")
     assert len(re.findall(r'call ptr @"pc\.noisy"\(', noisy)) == 1
     (tmp_path / "looped.pc").write_text(LOOPED)
     proc = pycoro("run", "--check-leaks", tmp_path / "looped.pc")
@@ -332,8 +330,7 @@ def test_the_last_level_of_a_recursion_runs_in_place(pycoro, tmp_path):
     emitted = _emit(pycoro, tmp_path, LAST_LEVEL, "llvm")
 
     def loops(name):
-        body = emitted[emitted.index(f'@"pc.{name}"('):]
-        return len(re.findall(r"^for\.cond(?:\.\d+)?:", body[:body.index("\n}\n")], re.M))
+        return len(re.findall(r"^for\.cond(?:\.\d+)?:", _function(emitted, f"pc.{name}"), re.M))
     assert loops("heap") == 1 + 1 + 1   # its own, its body in place, and the last level's
     assert loops("shifted") == loops("halved") == loops("global") == 1 + 1
     # the prelude's awaiters are always inlined: with as many suspend points
@@ -362,8 +359,7 @@ fn walk(n: i64, i: i64) -> Generator<i64> {
 fn main() { var s: i64 = 0; for v in walk(40, 0) { s += v; } print(s); }
 """
     emitted = _emit(pycoro, tmp_path, source, "llvm")
-    walk = emitted[emitted.index('@"pc.walk"('):]
-    walk = walk[:walk.index("\n}\n")]
+    walk = _function(emitted, "pc.walk")
     assert len(re.findall(r'call ptr @"pc\.walk"\(', walk)) == 3
 
 

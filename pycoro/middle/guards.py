@@ -206,7 +206,7 @@ def delegation(caller: FnInstance, stmt: ast.Stmt, optimising: bool) -> Delegati
     """What `stmt`, a `yield from g(…);`, may do instead of making g (None: make
     it). Not `optimising` (-O0, a debug build), only the base cases that end at
     once: every generator that yields has its frame, as the debugger shows it."""
-    if not _is_yield_from(stmt):
+    if not (isinstance(stmt, ast.ExprStmt) and isinstance(stmt.expr, ast.YieldFrom)):
         return None
     if caller.coro is None or not _is_prelude_generator(caller.ret):
         return None
@@ -266,7 +266,7 @@ def _last_level(g: FnInstance, cases: tuple[BaseCase, ...],
     that the recursion's last frames are not made one or two values each."""
     if body is None or not cases or not all(_fixed(case.cond, g) for case in cases):
         return None
-    delegations = [s.expr for s in _flattened(body) if _is_yield_from(s)]
+    delegations = list(ast.nodes_of(body, ast.YieldFrom))   # each a statement (`_inlinable`)
     if not delegations or not all(_generator_call(y, g) is g and all(_fixed(a, g) for a in y.value.args)
                                   for y in delegations):
         return None
@@ -294,23 +294,14 @@ def _fixed(e: ast.Expr, f: FnInstance) -> bool:
     return False
 
 
-def _flattened(stmts) -> list[ast.Stmt]:
-    """`stmts` and every statement nested in them."""
-    return [n for s in stmts for n in (s, *_flattened(_nested(s)))]
-
-
 def _statements(stmts) -> int:
     """How many statements `stmts` hold, nested ones included."""
-    return len(_flattened(stmts))
+    return sum(1 + _statements(_nested(s)) for s in stmts)
 
 
 def _delegations(stmts) -> int:
     """How many `yield from` statements `stmts` hold, nested ones included."""
-    return sum(1 for s in _flattened(stmts) if _is_yield_from(s))
-
-
-def _is_yield_from(s: ast.Stmt) -> bool:
-    return isinstance(s, ast.ExprStmt) and isinstance(s.expr, ast.YieldFrom)
+    return sum(1 for _ in ast.nodes_of(stmts, ast.YieldFrom))
 
 
 def _nested(s: ast.Stmt) -> tuple[ast.Stmt, ...]:

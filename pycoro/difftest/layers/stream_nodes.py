@@ -152,6 +152,11 @@ class Reassign(m.Stmt):
                 f"{ind}{self.name} = {self.tmp}"]
 
 
+def _headed(ind: str, head: str, body: m.Block) -> list[str]:
+    """`HEAD { body }` in PyCoro (a `for` or a `with`)."""
+    return [f"{ind}{head} {{"] + m.pc_stmts(body.body, ind + IND) + [ind + "}"]
+
+
 @dataclass
 class ForStream(m.Stmt):
     """`for v in SRC { body }`: SRC a call (a temporary, destroyed after the
@@ -162,7 +167,7 @@ class ForStream(m.Stmt):
     tmp: str
 
     def pc(self, ind: str) -> list[str]:
-        return [f"{ind}for {self.var} in {self.src.pc()} {{"] + m.pc_stmts(self.body.body, ind + IND) + [ind + "}"]
+        return _headed(ind, f"for {self.var} in {self.src.pc()}", self.body)
 
     def py(self, ind: str) -> list[str]:
         if isinstance(self.src, m.Var):
@@ -184,7 +189,7 @@ class With(m.Stmt):
     tmp: str
 
     def pc(self, ind: str) -> list[str]:
-        return [f"{ind}with {self.var} in {self.src.pc()} {{"] + m.pc_stmts(self.body.body, ind + IND) + [ind + "}"]
+        return _headed(ind, f"with {self.var} in {self.src.pc()}", self.body)
 
     def py(self, ind: str) -> list[str]:
         i2 = ind + IND
