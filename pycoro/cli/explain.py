@@ -19,6 +19,8 @@ _ASYNC_PLACEMENT = {
 def _placement(s, gpu: bool) -> str:
     if s.async_kind is not None:
         return _ASYNC_PLACEMENT[s.async_kind].format(f"{s.context} B" if s.context else "")
+    if s.pushed:
+        return f"no frame: the loop runs {s.callee} as a recursive function"
     heap = "device heap: refused unless --allow-device-heap" if gpu else "heap-allocated"
     if s.buffer is None:   # switched-resume: the frame
         return f"elided: lives in {s.caller}'s stack frame" if s.elided else heap

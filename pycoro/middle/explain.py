@@ -43,6 +43,7 @@ class SiteReport:
     overflows: bool = False      # a retcon frame bigger than that buffer (then on the heap)
     async_kind: str | None = None   # an async call: "inlined", "call" (awaited) or "spawn"
     context: int | None = None      # then: the callee's context, in bytes
+    pushed: bool = False   # a loop run as a recursive function: no frame (middle/internal_iteration.py)
 
 
 _RELOAD = re.compile(r'%"?([A-Za-z_][\w.$-]*?)(?:(?:\.reload|\.spill)?\.addr\d*)?"? = getelementptr inbounds (?:nuw )?'
@@ -153,9 +154,10 @@ def _function_body(text: str, symbol: str) -> str | None:
 
 
 def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]],
-          frames: list[FrameReport]) -> list[SiteReport]:
+          frames: list[FrameReport], pushed: list[tuple[FnInstance, object, FnInstance]] = ()) -> list[SiteReport]:
     """Per call site, whether the frame (retcon: the control block holding the
-    buffer) was placed in the caller's stack frame."""
+    buffer) was placed in the caller's stack frame; a loop's generator run as
+    a recursive function (`pushed`) makes none."""
     alloc = re.escape(rt_symbol("coro_alloc"))
     sizes = {f.coroutine: f.layout_size for f in frames}
     reports = []
@@ -170,6 +172,8 @@ def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]],
             report.buffer = callee.coro.buffer
             report.overflows = (sizes.get(callee.display) or 0) > buffer_bytes(callee.ret)
         reports.append(report)
+    reports += [SiteReport(str(span), caller.display, callee.display, True, span, pushed=True)
+                for caller, span, callee in pushed]
     return _merged(reports)
 
 

@@ -109,12 +109,12 @@ class BaseCase:
     yields: tuple[ast.Yield, ...]   # the `yield E;`s before its `co_return;`
 
 
-def _is_prelude_generator(t: Type) -> bool:
+def is_prelude_generator(t: Type) -> bool:
     return isinstance(t, PromiseT) and t.decl.name == "Generator" and t.decl.span.file == _PRELUDE
 
 
 def _base_cases(g: FnInstance) -> tuple[BaseCase, ...]:
-    """The leading base cases of g (a generator `_generator_call` accepts) that
+    """The leading base cases of g (a generator `generator_call` accepts) that
     can be taken at a `yield from g(…);` (none: none can)."""
     cases = []
     for stmt in g.decl.body.stmts:
@@ -208,9 +208,9 @@ def delegation(caller: FnInstance, stmt: ast.Stmt, optimising: bool) -> Delegati
     once: every generator that yields has its frame, as the debugger shows it."""
     if not (isinstance(stmt, ast.ExprStmt) and isinstance(stmt.expr, ast.YieldFrom)):
         return None
-    if caller.coro is None or not _is_prelude_generator(caller.ret):
+    if caller.coro is None or not is_prelude_generator(caller.ret):
         return None
-    target = _generator_call(stmt.expr, caller)
+    target = generator_call(stmt.expr.value, caller)
     if target is None:
         return None
     cases = _base_cases(target)
@@ -226,14 +226,14 @@ def delegation(caller: FnInstance, stmt: ast.Stmt, optimising: bool) -> Delegati
     return Delegation(target, cases, body, _last_level(target, cases, body))
 
 
-def _generator_call(e: ast.YieldFrom, f: FnInstance) -> FnInstance | None:
-    """The prelude generator `yield from g(…)` calls directly, with arguments that own nothing."""
-    call = e.value
+def generator_call(call: ast.Expr, f: FnInstance) -> FnInstance | None:
+    """The prelude generator g that `call` (of `yield from g(…)`, `for v in
+    g(…)`) calls directly, with arguments that own nothing."""
     target = f.calls.get(call) if isinstance(call, ast.Call) else None
     if not isinstance(target, DirectCall) or target.receiver is not None:
         return None
     g = target.fn
-    if g.coro is None or not _is_prelude_generator(g.ret) or g.decl.body is None:
+    if g.coro is None or not is_prelude_generator(g.ret) or g.decl.body is None:
         return None
     if not all(is_scalar(t) or isinstance(t, PtrT) for _, t in g.params):
         return None   # an argument that owns a coroutine would be left undestroyed
@@ -267,7 +267,7 @@ def _last_level(g: FnInstance, cases: tuple[BaseCase, ...],
     if body is None or not cases or not all(_fixed(case.cond, g) for case in cases):
         return None
     delegations = list(ast.nodes_of(body, ast.YieldFrom))   # each a statement (`_inlinable`)
-    if not delegations or not all(_generator_call(y, g) is g and all(_fixed(a, g) for a in y.value.args)
+    if not delegations or not all(generator_call(y.value, g) is g and all(_fixed(a, g) for a in y.value.args)
                                   for y in delegations):
         return None
     return tuple(y.value for y in delegations)
@@ -319,20 +319,31 @@ def _nested(s: ast.Stmt) -> tuple[ast.Stmt, ...]:
 
 
 def _inlinable(s: ast.Stmt, g: FnInstance) -> bool:
+    return simple_statement(s, g, pushed=False)
+
+
+def simple_statement(s: ast.Stmt, g: FnInstance, pushed: bool) -> bool:
+    """Whether g's statement `s` can be emitted outside g's own coroutine: in
+    a body run in place (`_inlinable_body`), or (`pushed`) in a function that
+    runs a loop's body at each `yield` (middle/internal_iteration.py), where
+    a `co_return;` returns and every `yield from` must be of g itself."""
     match s:
         case ast.ExprStmt(expr=ast.Yield() as y):
             return _yieldable(y, g, _plain)
         case ast.ExprStmt(expr=ast.YieldFrom() as y):
-            return _generator_call(y, g) is not None and all(_plain(a, g) for a in y.value.args)
+            target = generator_call(y.value, g)
+            return target is not None and (target is g or not pushed) and all(_plain(a, g) for a in y.value.args)
+        case ast.CoReturn(value=None) if pushed:
+            return True
         case ast.Let(init=init):
             t = g.locals[s].type
             return (is_scalar(t) or isinstance(t, PtrT)) and (init is None or _plain(init, g))
         case ast.Assign(target=target, value=value):
             return _plain(target, g) and _plain(value, g)
         case ast.If(cond=cond) | ast.While(cond=cond):
-            return _plain(cond, g) and all(_inlinable(n, g) for n in _nested(s))
+            return _plain(cond, g) and all(simple_statement(n, g, pushed) for n in _nested(s))
         case ast.For(iter=start, end=end) if end is not None:
-            return _plain(start, g) and _plain(end, g) and all(_inlinable(n, g) for n in _nested(s))
+            return _plain(start, g) and _plain(end, g) and all(simple_statement(n, g, pushed) for n in _nested(s))
         case ast.Break() | ast.Continue():
             return True
     return False

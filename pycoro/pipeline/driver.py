@@ -173,6 +173,7 @@ class Compilation:
         return ModuleGen(program, self.display, explain=explain, trampoline=trampoline,
                          gpu_emulation=o.gpu_emulation, exported=frozenset(o.exports),
                          real_time=o.real_time, inline_bodies=o.opt_level > 0,
+                         internal_iteration=o.opt_level > 0 and not self.gpu and not o.gpu_emulation,
                          debug=o.debug and not explain and not self.gpu)
 
     @property
@@ -329,7 +330,8 @@ class Compilation:
                      (id(f) in awaited or not in_stdlib(f.decl.span.file))]
         contexts = explain.async_frames(lowered[0], machine.target_data, async_fns, o2_text)
         return (frames + contexts,
-                explain.sites(o2_text, gen.sites, frames) + explain.async_sites(gen.async_sites, contexts))
+                explain.sites(o2_text, gen.sites, frames, gen.pushed_sites)
+                + explain.async_sites(gen.async_sites, contexts))
 
     def run(self, check_leaks: bool = False, use_cache: bool = True) -> int:
         """Compile for this process (or take the object code from the on-disk

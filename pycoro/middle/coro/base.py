@@ -43,6 +43,8 @@ class BodyEmitter:
 
     copies_params = False        # parameters are copied into the function's own slots
     awaits_make_values = False   # `await`/`spawn` make owning temporaries (async fns)
+    # a `yield from g(…);` may take g's base cases, and run g's body, in place (middle/guards.py)
+    runs_delegations_in_place = True
 
     def __init__(self, fg, info=None):
         self.fg = fg

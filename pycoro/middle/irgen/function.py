@@ -141,13 +141,15 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         self.b.position_at_end(good)
 
     # ---- function
-    def emit(self) -> None:
+    def emit(self, body=None) -> None:
+        """The function, by its ABI's BodyEmitter (or `body`: another way to run
+        the instance's statements, irgen/pushed.py's)."""
         args = iter(self.fn.args)
         self.result = None
         if is_aggregate(self.inst.ret):
             self.result = next(args)
             self.result.name = "result"
-        self.body = self.mg.abis.of_function(self.inst).body(self)
+        self.body = body or self.mg.abis.of_function(self.inst).body(self)
         self.body.prologue(args)
         for i, (param, (name, t)) in enumerate(zip(self.inst.decl.params, self.inst.params)):
             var = self.inst.locals[param]

@@ -15,10 +15,12 @@ from ... import __version__
 from ...common.paths import in_stdlib, stdlib_display
 from .. import gpu, intrinsics
 from ..coro.abis import ABIs
-from ..llvmcompat import EMPTY, I1, I32, PTR, SLICE, global_string
+from ..internal_iteration import PushedLoop
+from ..llvmcompat import EMPTY, I1, I32, I64, PTR, SLICE, global_string
 from ..runtime import NORETURN, RUNTIME
 from ..runtime import symbol as rt_symbol
 from .debuginfo import DebugInfo
+from . import pushed
 from .function import FnGen
 
 _FLOAT_TYPES = {32: ir.FloatType(), 64: ir.DoubleType()}
@@ -30,13 +32,16 @@ class ModuleGen:
     def __init__(self, program: CheckedProgram, name: str, explain: bool = False,
                  trampoline: bool = False, gpu_emulation: bool = False,
                  exported: frozenset[str] = frozenset(), real_time: bool = False,
-                 inline_bodies: bool = True, debug: bool = False):
+                 inline_bodies: bool = True, debug: bool = False, internal_iteration: bool = False):
         self.p = program
         # `await g(…)` of a small async fn emits g's body in place (coro/async_.py),
         # and a recursive generator's `yield from` its own simple body and the base
         # cases that yield (middle/guards.py); off at -O0, where every call stays a
         # call and every generator that yields has its frame.
         self.inline_bodies = inline_bodies
+        # a loop over a recursive generator runs as a recursive function
+        # (middle/internal_iteration.py): optimised native code only
+        self.internal_iteration = internal_iteration
         self.real_time = real_time   # std/async's clock: the wall clock's, not virtual time
         self.exported = exported   # functions (by name) other code calls: never internal
         # Kernels for the host CPU (pycoro.gpu's device="cpu"): the GPU builtins
@@ -53,6 +58,8 @@ class ModuleGen:
         self.sites: list[tuple[FnInstance, object, FnInstance]] = []  # caller, span, callee
         # explain's async sites: caller, span, callee, "inlined" | "call" | "spawn"
         self.async_sites: list[tuple[FnInstance, object, FnInstance, str]] = []
+        # explain's loops run as recursive functions: caller, span, generator (middle/internal_iteration.py)
+        self.pushed_sites: list[tuple[FnInstance, object, FnInstance]] = []
         # std/async's parks: the program's `await`s by number ("file:line:col" → 1, 2, …; coro/async_.py)
         self.await_sites: dict[str, int] = {}
         # A context of its own: named struct types would otherwise collide when one
@@ -208,6 +215,37 @@ class ModuleGen:
             fn.attributes.add("alwaysinline")
             self.wrappers[key] = fn
             FnGen(self, inst, fn).emit_base_case_part(expr)
+        return self.wrappers[key]
+
+    def pushed_loop(self, fg: FnGen, s: ast.For, plan: PushedLoop) -> ir.Function:
+        """`g.pushed.N(params…, depth, env) -> bool` for the loop `s` of the
+        function `fg` emits, and the loop's body it calls (irgen/pushed.py).
+        Per emitted function (a specialised copy's body calls its known
+        functions directly) and instance (an async callee's body emitted in
+        place, a generic one's types)."""
+        key = ("pushed", id(fg.fn), id(fg.inst), id(s))
+        if key not in self.wrappers:
+            number, g = len(self.wrappers), plan.callee
+            body = ir.Function(self.module, ir.FunctionType(I1, [PTR, self.llvm(plan.protocol.item.type)]),
+                               f"{fg.fn.name}.for.{number}")
+            params = list(self.signature([t for _, t in g.params], VOID).args)
+            fn = ir.Function(self.module, ir.FunctionType(I1, params + [I64, PTR]), f"{g.symbol}.pushed.{number}")
+            body.linkage = fn.linkage = "internal"
+            self.wrappers[key] = fn
+            self.pushed_sites.append((fg.inst, s.iter.span, g))
+            pushed.emit_loop_body(FnGen(self, fg.inst, body), s, plan, fg.known_params)
+
+            def made(e: ast.YieldFrom) -> ir.Function:
+                """`g.pushed.N.made.M(params…, env)` for g's `yield from` e, past PUSHED_DEPTH."""
+                fn_made = ir.Function(self.module, ir.FunctionType(I1, params + [PTR]),
+                                      f"{fn.name}.made.{len(self.wrappers)}")
+                fn_made.attributes.update({"cold", "noinline"})
+                fn_made.linkage = "internal"
+                self.wrappers[("made", id(fn), id(e))] = fn_made
+                pushed.emit_made(FnGen(self, g, fn_made), plan, body, e.value.span)
+                return fn_made
+            emitter = FnGen(self, g, fn)
+            emitter.emit(pushed.PushedBody(emitter, plan, body, made))
         return self.wrappers[key]
 
     def dropper(self, t: Type, inst: FnInstance) -> ir.Function:

@@ -9,8 +9,8 @@ from ...frontend import ast
 from ...frontend.program import FnInstance, HandleCall
 from ...frontend.types import I64 as INDEX_TYPE
 from ...frontend.types import VOID, SliceT
-from .. import guards
-from ..llvmcompat import I1, I64, PTR, gep
+from .. import guards, internal_iteration
+from ..llvmcompat import I1, I64, PTR, alloca, gep
 from .suspends import may_suspend
 
 
@@ -62,7 +62,7 @@ class StatementEmission:
         self.b.store(result, ptr)
 
     def stmt_ExprStmt(self, s: ast.ExprStmt) -> None:
-        plan = guards.delegation(self.inst, s, self.mg.inline_bodies)
+        plan = guards.delegation(self.inst, s, self.mg.inline_bodies) if self.body.runs_delegations_in_place else None
         if plan is None:
             self.expr(s.expr)
             return
@@ -236,7 +236,11 @@ class StatementEmission:
             self.for_slice(s)
             return
         if s.end is None:
-            self.for_iter(s)
+            plan = internal_iteration.pushed_loop(self.inst, s) if self.mg.internal_iteration else None
+            if plan is not None:
+                self.for_pushed(s, plan)
+            else:
+                self.for_iter(s)
             return
         t = self.type_of(s.iter)
         counter = self.alloca(t, f"{s.var}.next")
@@ -300,6 +304,18 @@ class StatementEmission:
         def bind():
             self.store(step(proto.value), self.slot(proto.item), proto.item.type)
         self.loop("for", lambda: step(proto.next), s.body, None, bind)
+
+    def for_pushed(self, s: ast.For, plan: internal_iteration.PushedLoop) -> None:
+        """`for v in g(args)` over a recursive generator, as one call of
+        `g.pushed(args, 0, env)` (middle/internal_iteration.py), `env` the
+        addresses of this function's variables that the loop's body uses."""
+        args = self.arguments(s.iter.args, _param_types(plan.callee))
+        env = ir.Constant(PTR, None)
+        if plan.outer:
+            env = alloca(self.allocas, ir.ArrayType(PTR, len(plan.outer)), "env")
+            for index, var in enumerate(plan.outer):
+                self.b.store(self.slot(var), gep(self.b, env, [I64(index)], PTR))
+        self.b.call(self.mg.pushed_loop(self, s, plan), args + [I64(0), env])
 
     def stmt_With(self, s: ast.With) -> None:
         """`with v in e { body }`: run e to its yield, bind v, run body, then run e to

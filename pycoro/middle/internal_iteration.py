@@ -1,0 +1,107 @@
+"""Loops over recursive generators, run as recursive functions (internal
+iteration): `for v in g(args) { body }`, where g yields from itself, is
+compiled as a call of `g.pushed(args, 0, env)`, a copy of g's body as an
+ordinary function that runs the loop's body at each `yield`:
+
+    fn walk(values: ptr<i64>, n: i64, i: i64) -> Generator<i64> {
+        if i >= n { co_return; }
+        yield from walk(values, n, 2 * i + 1);
+        yield values[i];
+        yield from walk(values, n, 2 * i + 2);
+    }
+    for v in walk(values, nodes, 0) { s += v; }
+
+becomes, in effect (`stop`: the loop's body ran `break`),
+
+    walk.pushed(values, n, i, depth, env) -> bool:
+        if i >= n { return false; }
+        if walk.pushed(values, n, 2 * i + 1, depth + 1, env) { return true; }
+        if main.for.body(env, values[i]) { return true; }   // s += v, through env's &s
+        return walk.pushed(values, n, 2 * i + 2, depth + 1, env);
+
+A generator's every value costs a trip out of its frame to the consumer and
+back in through its resume function's switch, and a recursion's every level
+a frame (bench/README.md: tree_walk at 7.5x the recursive C function, ~6 ns
+a node even where no frame is made); here a value is a call LLVM inlines and
+a level a native call, as the C function's.
+
+The statements run in the same order as the generator and the loop would
+have run them, each `yield` handing its value to the body at once, so this
+is exact where nothing else can tell the difference:
+
+- g is a generator of the prelude's `Generator<T>` whose hooks have no
+  effects, called directly with scalar and pointer arguments (which own
+  nothing g would destroy), and its body is made of the statements a
+  recursive generator's body run in place may hold (guards.simple_statement:
+  no calls, no `defer`, scalar and pointer locals only), plus `co_return;`,
+  with every `yield from` of g itself;
+- the loop's body neither suspends nor leaves the function (no `yield`,
+  `yield from`, `await`, `spawn`, `return` or `co_return`): its `break` and
+  `continue` are the only ways out, and they end or continue the loop as
+  they would have. The enclosing function's variables it uses are passed by
+  address (`env`), so each write is where the loop would have made it.
+
+What differs is what no program reads: the frames are not made (the
+live-frame count, `pycoro explain`), and a panic's backtrace shows g's
+levels as the native calls LLVM kept (a last `yield from`, a tail call,
+becomes a loop).
+
+Depth: a generator's frames are on the heap, so a recursion a million
+levels deep runs; native calls are on the thread's stack. `g.pushed` counts
+its depth, and at `PUSHED_DEPTH` a `yield from` makes the generator and
+runs the loop's body for each of its values instead (the frames the loop
+would have made, from there down), so the stack holds at most that many
+levels per such loop.
+
+Not at -O0 (every generator keeps its frame for the debugger), nor for the
+GPU (recursion needs a stack there whose size ptxas cannot know).
+"""
+from __future__ import annotations
+
+from ..common.record import record
+from ..frontend import ast
+from ..frontend.program import FnInstance, IterProtocol, LocalVar
+from . import guards
+
+# The levels of a recursion run as native calls before the generators are
+# made: at ~64 bytes a call (tree_walk's g.pushed), 64 KiB of stack.
+PUSHED_DEPTH = 1000
+
+# What a loop's body run in another function may not hold: each suspends the
+# enclosing coroutine or leaves the enclosing function.
+_LEAVES_OR_SUSPENDS = (ast.Yield, ast.YieldFrom, ast.Await, ast.Spawn, ast.Return, ast.CoReturn)
+
+
+@record(frozen=True)
+class PushedLoop:
+    """How a `for v in g(args)` runs g's body as a function (`g.pushed`)."""
+    callee: FnInstance              # g
+    protocol: IterProtocol          # the loop's `next`/`value` (for the generators made past PUSHED_DEPTH) and `v`
+    outer: tuple[LocalVar, ...]     # the enclosing function's variables the body uses (by address)
+
+
+def pushed_loop(f: FnInstance, s: ast.For) -> PushedLoop | None:
+    """How `s`, a statement of f, runs as internal iteration (None: as written)."""
+    if s.end is not None or s not in f.iters:
+        return None
+    g = guards.generator_call(s.iter, f)
+    if g is None or not _recursive(g) or not all(guards.simple_statement(stmt, g, pushed=True)
+                                                   for stmt in g.decl.body.stmts):
+        return None
+    if next(ast.nodes_of(s.body, _LEAVES_OR_SUSPENDS), None) is not None:
+        return None
+    item = f.iters[s].item
+    declared = {id(item)} | {id(f.locals[n]) for n in ast.nodes_of(s.body, (ast.Let, ast.For, ast.With))
+                             if n in f.locals}
+    outer: dict[int, LocalVar] = {}
+    for name in ast.nodes_of(s.body, ast.Name):
+        ref = f.refs.get(name)
+        if isinstance(ref, LocalVar) and id(ref) not in declared:
+            outer.setdefault(id(ref), ref)
+    return PushedLoop(g, f.iters[s], tuple(outer.values()))
+
+
+def _recursive(g: FnInstance) -> bool:
+    """Whether g yields from itself (a generator that does not is inlined into
+    its loop by LLVM, its frame elided, already)."""
+    return any(guards.generator_call(y.value, g) is g for y in ast.nodes_of(g.decl.body, ast.YieldFrom))
