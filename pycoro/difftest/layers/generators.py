@@ -260,7 +260,15 @@ def _show(g, e: m.Expr, label: str) -> m.Stmt:
 def _for_gen(g):
     if not g.can_nest():
         return None
-    if g.chance(0.25):
+    recursive = [s for s in _state(g)["cos"] if s.recursive and _cost_ok(g, s.cost)]
+    if recursive and g.chance(0.3):
+        # a recursive generator's call: a loop that may run it as a recursive
+        # function (middle/internal_iteration.py)
+        s = g.pick(recursive)
+        g.fn.cost += g.fn.mult * s.cost
+        depth = m.Lit("i64", g.r.randint(0, 4))
+        src, elem = GenCall(s.ty, s.name, [depth] + [g.expr(t) for _, t in s.params[1:]]), s.ty.elem
+    elif g.chance(0.25):
         hs = live_handles(g)
         if hs:
             v = g.pick(hs)
@@ -576,6 +584,9 @@ def _recursive(g) -> None:
         # delegations that pass `x` on: whether an instance only delegates to
         # base cases is known from its arguments (guards._last_level)
         fixed = g.chance(0.4)
+        # a body that a `for` over the generator runs as a recursive function
+        # (middle/internal_iteration.py): base cases end with `co_return;`
+        looped = g.chance(0.25)
 
         def again():
             passed = m.Var(elem, x) if fixed else g.pure_expr(elem)
@@ -585,7 +596,8 @@ def _recursive(g) -> None:
         if shape < 0.3:
             base = m.If(cond, m.Block([CoReturn()]))   # the frameless base case
         elif shape < 0.55:
-            base = m.If(cond, m.Block([Yield(m.Var(elem, x)), CoReturn(g.expr(elem) if g.chance(0.7) else None)]))
+            value = g.expr(elem) if g.chance(0.7) and not looped else None
+            base = m.If(cond, m.Block([Yield(m.Var(elem, x)), CoReturn(value)]))
         else:
             # leaves that yield values read from the parameters and globals, then
             # `co_return;`: taken in the delegating generator (middle/guards.py),
@@ -597,6 +609,8 @@ def _recursive(g) -> None:
             # a second leading base case, taken only when the first is not
             leaf = m.Binary(BOOL, "==", m.Var("i64", n), m.Lit("i64", 1))
             stmts.append(m.If(leaf, m.Block([Yield(g.pure_expr(elem)), CoReturn()])))
+        if looped:
+            return m.Block(stmts + _loop_shape(g, again, elem))
         if g.chance(0.3):
             # a tree's shape: `yield from` and `yield` of values read from the
             # parameters and globals alone, which a `yield from` of it runs in
@@ -628,6 +642,21 @@ def _recursive(g) -> None:
         return m.Block(stmts)
     co_function(g, sig, elem, "Generator", make)
     _state(g)["cos"].append(CoSig(name, sig.params, ty, sig.cost * 20, recursive=True))
+
+
+def _loop_shape(g, again, elem) -> list:
+    """Statements a `for` over the generator runs in a recursive function
+    (middle/internal_iteration.py), none of them a base case: a `while` that
+    yields and may break, `yield from`s of itself (`again()`), and maybe a
+    `co_return;` between them, of values without calls."""
+    inner = [Yield(g.pure_expr(elem))]
+    if g.chance(0.5):
+        inner.insert(g.r.randint(0, 1), m.If(g.pure_expr(BOOL), m.Block([m.Break()])))
+    stmts = [m.While(g.fresh("w"), g.r.randint(1, 3), g.pure_expr(BOOL), m.Block(inner)),
+             m.ExprStmt(YieldFrom(elem, again()))]
+    if g.chance(0.5):
+        stmts.append(m.If(g.pure_expr(BOOL), m.Block([CoReturn()])))
+    return stmts + [Yield(g.pure_expr(elem)), m.ExprStmt(YieldFrom(elem, again()))]
 
 
 def _heap_shape(g, again, elem) -> list:
