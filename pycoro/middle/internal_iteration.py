@@ -48,10 +48,13 @@ becomes a loop).
 
 Depth: a generator's frames are on the heap, so a recursion a million
 levels deep runs; native calls are on the thread's stack. `g.pushed` counts
-its depth, and at `PUSHED_DEPTH` a `yield from` makes the generator and
-runs the loop's body for each of its values instead (the frames the loop
-would have made, from there down), so the stack holds at most that many
-levels per such loop.
+its depth from the levels of such loops on the stack already (the loop's
+body may run another, or call a function that does: one count for the
+program, `pc.pushed_levels`, which each `yield` sets before the body runs),
+and at `PUSHED_DEPTH` a `yield from` makes the generator and runs the
+loop's body for each of its values instead (the frames the loop would have
+made, from there down). So the stack holds at most PUSHED_DEPTH such levels
+in all, whatever recurses through the loops' bodies.
 
 Not at -O0 (every generator keeps its frame for the debugger), nor for the
 GPU (recursion needs a stack there whose size ptxas cannot know).
@@ -63,9 +66,11 @@ from ..frontend import ast
 from ..frontend.program import FnInstance, IterProtocol, LocalVar
 from . import guards
 
-# The levels of a recursion run as native calls before the generators are
-# made: at ~64 bytes a call (tree_walk's g.pushed), 64 KiB of stack.
-PUSHED_DEPTH = 1000
+# The native levels of loops run as recursive functions, in all, before the
+# generators are made: 32 KiB of stack at tree_walk's 64 bytes a level, at
+# most ~0.5 MiB where the loop's body inlined into g.pushed has locals of
+# its own (LLVM's inliner takes at most ~1 KiB of them into a recursion).
+PUSHED_DEPTH = 512
 
 # What a loop's body run in another function may not hold: each suspends the
 # enclosing coroutine or leaves the enclosing function.

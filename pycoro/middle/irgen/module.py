@@ -248,6 +248,17 @@ class ModuleGen:
             emitter.emit(pushed.PushedBody(emitter, plan, body, made))
         return self.wrappers[key]
 
+    def pushed_levels(self) -> ir.GlobalVariable:
+        """How many native levels of loops run as recursive functions are on
+        the stack (middle/internal_iteration.py's PUSHED_DEPTH bounds them):
+        one count for the program, as its free lists are (docs/c-abi.md: a
+        library's calls are serialised)."""
+        levels = self.module.globals.get("pc.pushed_levels")
+        if levels is None:
+            levels = ir.GlobalVariable(self.module, I64, "pc.pushed_levels")
+            levels.linkage, levels.initializer = "internal", I64(0)
+        return levels
+
     def dropper(self, t: Type, inst: FnInstance) -> ir.Function:
         """`void drop(ptr p)`: destroys the coroutines of the `t` at p, for code
         that does not know `t` (std/async's channels, for the values left in

@@ -71,7 +71,9 @@ def emit_made(fg, plan: PushedLoop, loop_body: ir.Function, span) -> None:
     fg.b.position_at_end(head)
     fg.b.cbranch(step(protocol.next), each, done)
     fg.b.position_at_end(each)
-    fg.b.cbranch(fg.b.call(loop_body, [env, step(protocol.value)]), broke, head)
+    value = step(protocol.value)
+    fg.b.store(I64(PUSHED_DEPTH), fg.mg.pushed_levels())   # a loop in the body makes its generators too
+    fg.b.cbranch(fg.b.call(loop_body, [env, value]), broke, head)
     fg.b.position_at_end(broke)
     fg.b.branch(done)
     fg.b.position_at_end(done)
@@ -104,6 +106,7 @@ class PushedBody(BodyEmitter):
         fg = self.fg
         hook = fg.inst.hooks[e]
         value, = fg.arguments([e.value], [t for _, t in hook.params[1:]])
+        fg.b.store(self.depth, fg.mg.pushed_levels())   # where a loop in the body starts counting
         self._return_if_stopped(fg.b.call(self.loop_body, [self.env, value]))
 
     def yield_from(self, e: ast.YieldFrom, inner_value: ir.Value | None) -> None:

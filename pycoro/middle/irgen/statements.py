@@ -307,15 +307,19 @@ class StatementEmission:
 
     def for_pushed(self, s: ast.For, plan: internal_iteration.PushedLoop) -> None:
         """`for v in g(args)` over a recursive generator, as one call of
-        `g.pushed(args, 0, env)` (middle/internal_iteration.py), `env` the
-        addresses of this function's variables that the loop's body uses."""
+        `g.pushed(args, levels, env)` (middle/internal_iteration.py), `env`
+        the addresses of this function's variables that the loop's body
+        uses, `levels` the native levels of such loops on the stack already
+        (the program's count, which the call leaves as it found it)."""
         args = self.arguments(s.iter.args, _param_types(plan.callee))
         env = ir.Constant(PTR, None)
         if plan.outer:
             env = alloca(self.allocas, ir.ArrayType(PTR, len(plan.outer)), "env")
             for index, var in enumerate(plan.outer):
                 self.b.store(self.slot(var), gep(self.b, env, [I64(index)], PTR))
-        self.b.call(self.mg.pushed_loop(self, s, plan), args + [I64(0), env])
+        levels = self.b.load(self.mg.pushed_levels(), typ=I64, name="pushed.levels")
+        self.b.call(self.mg.pushed_loop(self, s, plan), args + [levels, env])
+        self.b.store(levels, self.mg.pushed_levels())
 
     def stmt_With(self, s: ast.With) -> None:
         """`with v in e { body }`: run e to its yield, bind v, run body, then run e to
