@@ -113,7 +113,7 @@ def is_prelude_generator(t: Type) -> bool:
     return isinstance(t, PromiseT) and t.decl.name == "Generator" and t.decl.span.file == _PRELUDE
 
 
-def _base_cases(g: FnInstance) -> tuple[BaseCase, ...]:
+def base_cases(g: FnInstance) -> tuple[BaseCase, ...]:
     """The leading base cases of g (a generator `generator_call` accepts) that
     can be taken at a `yield from g(…);` (none: none can)."""
     cases = []
@@ -213,7 +213,7 @@ def delegation(caller: FnInstance, stmt: ast.Stmt, optimising: bool) -> Delegati
     target = generator_call(stmt.expr.value, caller)
     if target is None:
         return None
-    cases = _base_cases(target)
+    cases = base_cases(target)
     # g's body is run in place where g is the delegating generator itself: a
     # recursion then makes a frame for every other level; a chain of other
     # generators keeps its frames (what a debugger's chain shows, -O2 too)

@@ -11,19 +11,23 @@ ordinary function that runs the loop's body at each `yield`:
     }
     for v in walk(values, nodes, 0) { s += v; }
 
-becomes, in effect (`stop`: the loop's body ran `break`),
+becomes, in effect (true: the loop's body ran `break`),
 
     walk.pushed(values, n, i, depth, env) -> bool:
         if i >= n { return false; }
-        if walk.pushed(values, n, 2 * i + 1, depth + 1, env) { return true; }
+        if !(2 * i + 1 >= n) && walk.pushed(values, n, 2 * i + 1, depth + 1, env) { return true; }
         if main.for.body(env, values[i]) { return true; }   // s += v, through env's &s
-        return walk.pushed(values, n, 2 * i + 2, depth + 1, env);
+        return !(2 * i + 2 >= n) && walk.pushed(values, n, 2 * i + 2, depth + 1, env);
+
+(each `yield from` takes g's leading base cases before the call, as in g's
+own coroutine: middle/guards.py).
 
 A generator's every value costs a trip out of its frame to the consumer and
 back in through its resume function's switch, and a recursion's every level
 a frame (bench/README.md: tree_walk at 7.5x the recursive C function, ~6 ns
 a node even where no frame is made); here a value is a call LLVM inlines and
-a level a native call, as the C function's.
+a level a native call, as the C function's: tree_walk 8.3 -> 1.9 ns/node
+(C 1.2), permutations 5.1 -> 3.4 ns (C 3.3).
 
 The statements run in the same order as the generator and the loop would
 have run them, each `yield` handing its value to the body at once, so this

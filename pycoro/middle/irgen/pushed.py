@@ -14,6 +14,7 @@ from llvmlite import ir
 
 from ...frontend import ast
 from ...frontend.program import HandleCall
+from .. import guards
 from ..coro.base import BodyEmitter
 from ..internal_iteration import PUSHED_DEPTH, PushedLoop
 from ..llvmcompat import I1, I64, PTR, gep
@@ -87,9 +88,10 @@ def emit_made(fg, plan: PushedLoop, loop_body: ir.Function, span) -> None:
 
 class PushedBody(BodyEmitter):
     """g's body in `g.pushed.N(params…, depth, env)`: a `yield` runs the
-    loop's body on its value, a `yield from g(…)` runs g.pushed one level
-    deeper (past PUSHED_DEPTH: makes g and runs the loop's body on each of
-    its values), each returning true at once when the loop's body broke;
+    loop's body on its value, a `yield from g(…)` takes g's base cases
+    (guards.py) or runs g.pushed one level deeper (past PUSHED_DEPTH: makes
+    g and runs the loop's body on each of its values), each returning true
+    at once when the loop's body broke;
     `co_return` and the end return false. g's hooks have no effects
     (internal_iteration.py): they are not called."""
 
@@ -101,17 +103,26 @@ class PushedBody(BodyEmitter):
         self.plan, self.loop_body, self.made = plan, loop_body, made   # `made`: emit_made's function for a `yield from`
         self.depth, self.env = fg.fn.args[-2:]
         self.depth.name, self.env.name = "depth", "env"
+        # g's leading base cases, taken at each `yield from g(…)` before the
+        # call, as in g's own coroutine (middle/guards.py): a leaf is no call
+        self.base_cases = guards.Delegation(plan.callee, guards.base_cases(plan.callee), None)
 
     def yield_(self, e: ast.Yield) -> None:
+        hook = self.fg.inst.hooks[e]
+        value, = self.fg.arguments([e.value], [t for _, t in hook.params[1:]])
+        self.yield_computed(hook, value, e.span.line)
+
+    def yield_computed(self, hook, value: ir.Value, line: int) -> None:
+        """The loop's body on `value` (a `yield`'s, or a base case's taken at a `yield from`)."""
         fg = self.fg
-        hook = fg.inst.hooks[e]
-        value, = fg.arguments([e.value], [t for _, t in hook.params[1:]])
         fg.b.store(self.depth, fg.mg.pushed_levels())   # where a loop in the body starts counting
         self._return_if_stopped(fg.b.call(self.loop_body, [self.env, value]))
 
     def yield_from(self, e: ast.YieldFrom, inner_value: ir.Value | None) -> None:
         fg, g = self.fg, self.plan.callee
         args = fg.arguments(e.value.args, [t for _, t in g.params])
+        done = fg.block("pushed.done")
+        fg.take_base_cases(self.base_cases, args, done, last_untested=False)
         shallow, deep, joined = fg.block("pushed.call"), fg.block("pushed.make"), fg.block("pushed.join")
         fg.b.cbranch(fg.b.icmp_signed("<", self.depth, I64(PUSHED_DEPTH)), shallow, deep)
         fg.b.position_at_end(shallow)
@@ -125,6 +136,8 @@ class PushedBody(BodyEmitter):
         stop.add_incoming(called, shallow)
         stop.add_incoming(made, deep)
         self._return_if_stopped(stop)
+        fg.b.branch(done)
+        fg.b.position_at_end(done)
 
     def _return_if_stopped(self, stop: ir.Value) -> None:
         fg = self.fg
