@@ -234,16 +234,13 @@ class ModuleGen:
             self.wrappers[key] = fn
             self.pushed_sites.append((fg.inst, s.iter.span, g))
             pushed.emit_loop_body(FnGen(self, fg.inst, body), s, plan, fg.known_params)
-
-            def made(e: ast.YieldFrom) -> ir.Function:
-                """`g.pushed.N.made.M(params…, env)` for g's `yield from` e, past PUSHED_DEPTH."""
-                fn_made = ir.Function(self.module, ir.FunctionType(I1, params + [PTR]),
-                                      f"{fn.name}.made.{len(self.wrappers)}")
-                fn_made.attributes.update({"cold", "noinline"})
-                fn_made.linkage = "internal"
-                self.wrappers[("made", id(fn), id(e))] = fn_made
-                pushed.emit_made(FnGen(self, g, fn_made), plan, body, e.value.span)
-                return fn_made
+            # one for all of g's `yield from`s: each copy costs its build a
+            # generator's ramp, loop and destroy (permutations +10 ms for two)
+            made = ir.Function(self.module, ir.FunctionType(I1, params + [PTR]), f"{fn.name}.made")
+            made.attributes.update({"cold", "noinline"})
+            made.linkage = "internal"
+            first = next(ast.nodes_of(g.decl.body, ast.YieldFrom))   # explain's site: the frames g makes there
+            pushed.emit_made(FnGen(self, g, made), plan, body, first.value.span)
             emitter = FnGen(self, g, fn)
             emitter.emit(pushed.PushedBody(emitter, plan, body, made))
         return self.wrappers[key]

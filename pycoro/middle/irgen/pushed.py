@@ -8,8 +8,6 @@ emitted by an FnGen that module.py makes:
   the loop's body, each `yield from g(…)` recurses."""
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from llvmlite import ir
 
 from ...frontend import ast
@@ -48,12 +46,12 @@ def emit_loop_body(fg, s: ast.For, plan: PushedLoop, known_params: dict) -> None
 
 
 def emit_made(fg, plan: PushedLoop, loop_body: ir.Function, span) -> None:
-    """The body of `g.pushed.N.made.M(params…, env) -> bool`, for one of g's
-    `yield from`s (at `span`, explain's site) past PUSHED_DEPTH: g made for
-    its arguments and the loop's body run on each of its values (as the loop
-    would have, from this level down), then destroyed; true when the body
-    broke. A function of its own, cold: in g.pushed, its registers and its
-    calls would weigh on every level."""
+    """The body of `g.pushed.N.made(params…, env) -> bool`, for g's `yield
+    from`s past PUSHED_DEPTH (`span`: the first's, explain's site): g made
+    for its arguments and the loop's body run on each of its values (as the
+    loop would have, from this level down), then destroyed; true when the
+    body broke. A function of its own, cold: in g.pushed, its registers and
+    its calls would weigh on every level."""
     fg.body, fg.result = BodyEmitter(fg), None
     g, protocol = plan.callee, plan.protocol
     holder_type = protocol.holder.type
@@ -97,10 +95,9 @@ class PushedBody(BodyEmitter):
 
     runs_delegations_in_place = False   # g's `yield from`s are its own calls here
 
-    def __init__(self, fg, plan: PushedLoop, loop_body: ir.Function,
-                 made: Callable[[ast.YieldFrom], ir.Function]):
+    def __init__(self, fg, plan: PushedLoop, loop_body: ir.Function, made: ir.Function):
         super().__init__(fg)
-        self.plan, self.loop_body, self.made = plan, loop_body, made   # `made`: emit_made's function for a `yield from`
+        self.plan, self.loop_body, self.made = plan, loop_body, made   # `made`: emit_made's function
         self.depth, self.env = fg.fn.args[-2:]
         self.depth.name, self.env.name = "depth", "env"
         # g's leading base cases, taken at each `yield from g(…)` before the
@@ -129,7 +126,7 @@ class PushedBody(BodyEmitter):
         called = fg.b.call(fg.fn, args + [fg.b.add(self.depth, I64(1)), self.env])
         fg.b.branch(joined)
         fg.b.position_at_end(deep)
-        made = fg.b.call(self.made(e), args + [self.env])
+        made = fg.b.call(self.made, args + [self.env])
         fg.b.branch(joined)
         fg.b.position_at_end(joined)
         stop = fg.b.phi(I1, "stop")
