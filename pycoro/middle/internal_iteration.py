@@ -39,11 +39,14 @@ is exact where nothing else can tell the difference:
   recursive generator's body run in place may hold (guards.simple_statement:
   no calls, no `defer`, scalar and pointer locals only), plus `co_return;`,
   with every `yield from` of g itself;
-- the loop's body neither suspends nor leaves the function (no `yield`,
-  `yield from`, `await`, `spawn`, `return` or `co_return`): its `break` and
-  `continue` are the only ways out, and they end or continue the loop as
-  they would have. The enclosing function's variables it uses are passed by
-  address (`env`), so each write is where the loop would have made it.
+- the loop's body does not suspend (no `yield`, `yield from`, `await` or
+  `spawn`) nor `co_return`: its `break` and `continue` end or continue the
+  loop as they would have, and a `return` (of an ordinary or async fn)
+  leaves its value and a flag where the enclosing function's code after
+  the call finds them, and returns it from there, once the body's own
+  scopes have run their cleanups. The enclosing function's variables it
+  uses are passed by address (`env`), so each write is where the loop would
+  have made it.
 
 What differs is what no program reads: the frames are not made (the
 live-frame count, `pycoro explain`), and a panic's backtrace shows g's
@@ -77,8 +80,8 @@ from . import guards
 PUSHED_DEPTH = 512
 
 # What a loop's body run in another function may not hold: each suspends the
-# enclosing coroutine or leaves the enclosing function.
-_LEAVES_OR_SUSPENDS = (ast.Yield, ast.YieldFrom, ast.Await, ast.Spawn, ast.Return, ast.CoReturn)
+# enclosing coroutine, or leaves it through its promise.
+_SUSPENDS = (ast.Yield, ast.YieldFrom, ast.Await, ast.Spawn, ast.CoReturn)
 
 
 @record(frozen=True)
@@ -87,6 +90,7 @@ class PushedLoop:
     callee: FnInstance              # g
     protocol: IterProtocol          # the loop's `next`/`value` (for the generators made past PUSHED_DEPTH) and `v`
     outer: tuple[LocalVar, ...]     # the enclosing function's variables the body uses (by address)
+    returns: bool = False           # the body holds a `return` (of the enclosing function)
 
 
 def pushed_loop(f: FnInstance, s: ast.For) -> PushedLoop | None:
@@ -97,8 +101,11 @@ def pushed_loop(f: FnInstance, s: ast.For) -> PushedLoop | None:
     if g is None or not _recursive(g) or not all(guards.simple_statement(stmt, g, pushed=True)
                                                    for stmt in g.decl.body.stmts):
         return None
-    if next(ast.nodes_of(s.body, _LEAVES_OR_SUSPENDS), None) is not None:
+    if next(ast.nodes_of(s.body, _SUSPENDS), None) is not None:
         return None
+    returns = next(ast.nodes_of(s.body, ast.Return), None) is not None
+    if returns and f.coro is not None:
+        return None   # a coroutine's `return` (the checker refuses it): as written
     item = f.iters[s].item
     declared = {id(item)} | {id(f.locals[n]) for n in ast.nodes_of(s.body, (ast.Let, ast.For, ast.With))
                              if n in f.locals}
@@ -107,7 +114,7 @@ def pushed_loop(f: FnInstance, s: ast.For) -> PushedLoop | None:
         ref = f.refs.get(name)
         if isinstance(ref, LocalVar) and id(ref) not in declared:
             outer.setdefault(id(ref), ref)
-    return PushedLoop(g, f.iters[s], tuple(outer.values()))
+    return PushedLoop(g, f.iters[s], tuple(outer.values()), returns)
 
 
 def _recursive(g: FnInstance) -> bool:

@@ -12,6 +12,7 @@ from llvmlite import ir
 
 from ...frontend import ast
 from ...frontend.program import HandleCall
+from ...frontend.types import VOID
 from .. import guards
 from ..coro.base import BodyEmitter
 from ..internal_iteration import PUSHED_DEPTH, PushedLoop
@@ -21,14 +22,20 @@ from .statements import Loop
 
 def emit_loop_body(fg, s: ast.For, plan: PushedLoop, known_params: dict) -> None:
     """The body of `f.for.N(env, v)`: `s`'s body for one value, its `break`
-    returning true and its `continue` false (as reaching its end)."""
-    fg.body, fg.result = BodyEmitter(fg), None   # an ordinary function's: its body neither suspends nor returns
+    returning true and its `continue` false (as reaching its end); a
+    `return` stores its value and a flag at the addresses after the
+    variables' in `env` (for_pushed returns it) and returns true."""
+    fg.body, fg.result = BodyEmitter(fg), None   # an ordinary function's: its body does not suspend
     env, value = fg.fn.args
     env.name, value.name = "env", s.var
     for index, var in enumerate(plan.outer):
         fg.slots[id(var)] = fg.b.load(gep(fg.b, env, [I64(index)], PTR), typ=PTR, name=var.name)
         if id(var) in known_params:
             fg.known_params[id(var)] = known_params[id(var)]
+    if plan.returns:
+        returned, result = (fg.b.load(gep(fg.b, env, [I64(len(plan.outer) + i)], PTR), typ=PTR) for i in (0, 1))
+        returning = fg.block("for.return")
+        fg.inline_exit = (result if fg.inst.ret != VOID else None, returning)
     item = plan.protocol.item
     fg.store(value, fg.slot(item), item.type)
     broke, went_on = fg.block("for.break"), fg.block("for.continue")
@@ -39,6 +46,10 @@ def emit_loop_body(fg, s: ast.For, plan: PushedLoop, known_params: dict) -> None
         fg.b.branch(went_on)
     fg.loops.pop()
     fg.scopes.pop()
+    if plan.returns:
+        fg.b.position_at_end(returning)
+        fg.b.store(I1(1), returned)
+        fg.b.branch(broke)
     for block, stop in ((broke, 1), (went_on, 0)):
         fg.b.position_at_end(block)
         fg.b.ret(I1(stop))

@@ -312,14 +312,26 @@ class StatementEmission:
         uses, `levels` the native levels of such loops on the stack already
         (the program's count, which the call leaves as it found it)."""
         args = self.arguments(s.iter.args, _param_types(plan.callee))
+        addresses = [self.slot(var) for var in plan.outer]
+        if plan.returns:   # where a `return` in the body says that it ran, and leaves its value
+            returned = alloca(self.allocas, I1, "returned")
+            self.b.store(I1(0), returned)
+            result = self.alloca(self.inst.ret, "returned.value") if self.inst.ret != VOID else None
+            addresses += [returned, result or ir.Constant(PTR, None)]
         env = ir.Constant(PTR, None)
-        if plan.outer:
-            env = alloca(self.allocas, ir.ArrayType(PTR, len(plan.outer)), "env")
-            for index, var in enumerate(plan.outer):
-                self.b.store(self.slot(var), gep(self.b, env, [I64(index)], PTR))
+        if addresses:
+            env = alloca(self.allocas, ir.ArrayType(PTR, len(addresses)), "env")
+            for index, address in enumerate(addresses):
+                self.b.store(address, gep(self.b, env, [I64(index)], PTR))
         levels = self.b.load(self.mg.pushed_levels(), typ=I64, name="pushed.levels")
         self.b.call(self.mg.pushed_loop(self, s, plan), args + [levels, env])
         self.b.store(levels, self.mg.pushed_levels())
+        if plan.returns:
+            leave, stay = self.block("for.return"), self.block("for.end")
+            self.b.cbranch(self.b.load(returned, typ=I1), leave, stay)
+            self.b.position_at_end(leave)
+            self.return_value(None if result is None else self.load(result, self.inst.ret))
+            self.b.position_at_end(stay)
 
     def stmt_With(self, s: ast.With) -> None:
         """`with v in e { body }`: run e to its yield, bind v, run body, then run e to
@@ -350,8 +362,13 @@ class StatementEmission:
         self.b.branch(loop.cont)
 
     def stmt_Return(self, s: ast.Return) -> None:
-        value = self.expr(s.value) if s.value is not None else None
-        if self.inline_exit is not None:   # an inlined async callee's
+        self.return_value(self.expr(s.value) if s.value is not None else None)
+
+    def return_value(self, value: ir.Value | None) -> None:
+        """`return value`, from this function or from the callee whose body it
+        emits in place (`inline_exit`: an async callee's, a loop's body run
+        as a function of its own, irgen/pushed.py)."""
+        if self.inline_exit is not None:
             result, after = self.inline_exit
             if result is not None:
                 self.store(value, result, self.inst.ret)
