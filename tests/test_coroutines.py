@@ -374,7 +374,7 @@ def test_a_loop_over_a_recursive_generator_runs_as_a_recursive_function(pycoro, 
     `walk.pushed`, walk's body as an ordinary function that runs the loop's
     body at each `yield` (inlined: no call, no indirect call) and calls
     itself at each `yield from`, whose base cases it tests first; a `return`
-    in the loop's body leaves a flag; frames are made only past PUSHED_DEPTH
+    in the loop's body ends it with RETURNED; frames are made only past PUSHED_DEPTH
     levels (of all such loops, `pc.pushed_levels`), in the cold `.made`
     function (tree_walk 8.3 -> 2.6 ns/node). A loop whose body yields keeps
     its generator."""
@@ -383,9 +383,9 @@ def test_a_loop_over_a_recursive_generator_runs_as_a_recursive_function(pycoro, 
     # walk's base case is tested before each of its calls (middle/guards.py):
     # a leaf's children are no calls (tree_walk 3.9 -> 1.9 ns/node)
     assert len(bodies) == 2 and all(len(re.findall(r'call i1 @"pc\.walk\.guard"', b)) == 2 for b in bodies)
-    # `first`'s loop returns from first: through a flag the call leaves
+    # `first`'s loop returns from first: the call says so (RETURNED)
     (first,) = _defined(emitted, r"pc\.first")
-    assert re.search(r'call i1 @"pc\.walk\.pushed\.\d+"', first) and "for.return" in first
+    assert re.search(r'call i8 @"pc\.walk\.pushed\.\d+"', first) and "for.return" in first
     lowered = _emit(pycoro, tmp_path, PUSHED, "lowered", "-O2")
     alloc = "@malloc("   # the frame allocator's, inlined
     for pushed in _defined(lowered, r"pc\.walk\.pushed\.\d+"):

@@ -12,6 +12,7 @@ llvmlite reports no optimisation remarks, so the facts come from the IR:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import llvmlite.binding as llvm
 
@@ -154,7 +155,7 @@ def _function_body(text: str, symbol: str) -> str | None:
 
 
 def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]],
-          frames: list[FrameReport], pushed: list[tuple[FnInstance, object, FnInstance]] = ()) -> list[SiteReport]:
+          frames: list[FrameReport], pushed: Sequence[tuple[FnInstance, object, FnInstance]] = ()) -> list[SiteReport]:
     """Per call site, whether the frame (retcon: the control block holding the
     buffer) was placed in the caller's stack frame; a loop's generator run as
     a recursive function (`pushed`) makes none."""
@@ -172,7 +173,7 @@ def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]],
             report.buffer = callee.coro.buffer
             report.overflows = (sizes.get(callee.display) or 0) > buffer_bytes(callee.ret)
         reports.append(report)
-    reports += [SiteReport(str(span), caller.display, callee.display, True, span, pushed=True)
+    reports += [SiteReport(str(span), caller.display, callee.display, elided=True, span=span, pushed=True)
                 for caller, span, callee in pushed]
     return _merged(reports)
 

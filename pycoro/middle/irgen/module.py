@@ -217,32 +217,14 @@ class ModuleGen:
             FnGen(self, inst, fn).emit_base_case_part(expr)
         return self.wrappers[key]
 
-    def pushed_loop(self, fg: FnGen, s: ast.For, plan: PushedLoop) -> ir.Function:
-        """`g.pushed.N(params…, depth, env) -> bool` for the loop `s` of the
-        function `fg` emits, and the loop's body it calls (irgen/pushed.py).
-        Per emitted function (a specialised copy's body calls its known
-        functions directly) and instance (an async callee's body emitted in
-        place, a generic one's types)."""
+    def pushed_functions(self, fg: FnGen, s: ast.For, plan: PushedLoop) -> ir.Function:
+        """`g.pushed.N` for the loop `s` of the function `fg` emits (irgen/pushed.py),
+        made once per emitted function (a specialised copy's loop body calls
+        its known functions directly) and instance (an async callee's body
+        emitted in place, a generic one's types)."""
         key = ("pushed", id(fg.fn), id(fg.inst), id(s))
         if key not in self.wrappers:
-            number, g = len(self.wrappers), plan.callee
-            body = ir.Function(self.module, ir.FunctionType(I1, [PTR, self.llvm(plan.protocol.item.type)]),
-                               f"{fg.fn.name}.for.{number}")
-            params = list(self.signature([t for _, t in g.params], VOID).args)
-            fn = ir.Function(self.module, ir.FunctionType(I1, params + [I64, PTR]), f"{g.symbol}.pushed.{number}")
-            body.linkage = fn.linkage = "internal"
-            self.wrappers[key] = fn
-            self.pushed_sites.append((fg.inst, s.iter.span, g))
-            pushed.emit_loop_body(FnGen(self, fg.inst, body), s, plan, fg.known_params)
-            # one for all of g's `yield from`s: each copy costs its build a
-            # generator's ramp, loop and destroy (permutations +10 ms for two)
-            made = ir.Function(self.module, ir.FunctionType(I1, params + [PTR]), f"{fn.name}.made")
-            made.attributes.update({"cold", "noinline"})
-            made.linkage = "internal"
-            first = next(ast.nodes_of(g.decl.body, ast.YieldFrom))   # explain's site: the frames g makes there
-            pushed.emit_made(FnGen(self, g, made), plan, body, first.value.span)
-            emitter = FnGen(self, g, fn)
-            emitter.emit(pushed.PushedBody(emitter, plan, body, made))
+            self.wrappers[key] = pushed.functions(self, fg, s, plan)
         return self.wrappers[key]
 
     def pushed_levels(self) -> ir.GlobalVariable:

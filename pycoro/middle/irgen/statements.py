@@ -10,7 +10,7 @@ from ...frontend.program import FnInstance, HandleCall
 from ...frontend.types import I64 as INDEX_TYPE
 from ...frontend.types import VOID, SliceT
 from .. import guards, internal_iteration
-from ..llvmcompat import I1, I64, PTR, alloca, gep
+from ..llvmcompat import I1, I8, I64, PTR, alloca, gep
 from .suspends import may_suspend
 
 
@@ -20,7 +20,8 @@ from .suspends import may_suspend
 _OWN_BODY, _LAST_LEVEL = 1, 3
 
 
-def _param_types(fn: FnInstance) -> list:
+def param_types(fn: FnInstance) -> list:
+    """fn's parameter types, in order (what `arguments` evaluates a call's for)."""
     return [t for _, t in fn.params]
 
 
@@ -71,7 +72,7 @@ class StatementEmission:
         # arguments, and make no generator for them; where g's body is simple
         # enough, run it here too (middle/guards.py).
         callee = plan.callee
-        args = self.arguments(s.expr.value.args, _param_types(callee))
+        args = self.arguments(s.expr.value.args, param_types(callee))
         done = self.block("yield_from.done")
         depth = len(self.inline_chain)
         assert depth != _LAST_LEVEL or plan.leaves is not None, "only guards._last_level runs a body this deep"
@@ -120,7 +121,7 @@ class StatementEmission:
         """Whether g for `args` delegates only to instances that take a base
         case (`plan.leaves`: computed from g's parameters alone, guards._last_level)."""
         with self.emitting_as(callee, args):
-            leaves = [self.arguments(call.args, _param_types(callee)) for call in plan.leaves]
+            leaves = [self.arguments(call.args, param_types(callee)) for call in plan.leaves]
         every = ir.Constant(I1, 1)
         for leaf in leaves:
             some = ir.Constant(I1, 0)
@@ -296,14 +297,15 @@ class StatementEmission:
             holder = self.slot(proto.holder)
             self.store(self.expr(s.iter), holder, proto.holder.type)
 
-        def step(fn: FnInstance | HandleCall) -> ir.Value:
-            if isinstance(fn, HandleCall):   # a returned-continuation handle's own
-                return self.handle_op(proto.holder.type, fn.name, self.b.load(holder, typ=PTR))
-            return self.call(fn, [holder if fn.self_mode == "ref" else self.load(holder, proto.holder.type)])
-
         def bind():
-            self.store(step(proto.value), self.slot(proto.item), proto.item.type)
-        self.loop("for", lambda: step(proto.next), s.body, None, bind)
+            self.store(self.iter_step(proto.value, holder, proto.holder.type), self.slot(proto.item), proto.item.type)
+        self.loop("for", lambda: self.iter_step(proto.next, holder, proto.holder.type), s.body, None, bind)
+
+    def iter_step(self, fn: FnInstance | HandleCall, holder: ir.Value, holder_type) -> ir.Value:
+        """`next()` or `value()` (an IterProtocol's) of the iterated value at `holder`."""
+        if isinstance(fn, HandleCall):   # a returned-continuation handle's own
+            return self.handle_op(holder_type, fn.name, self.b.load(holder, typ=PTR))
+        return self.call(fn, [holder if fn.self_mode == "ref" else self.load(holder, holder_type)])
 
     def for_pushed(self, s: ast.For, plan: internal_iteration.PushedLoop) -> None:
         """`for v in g(args)` over a recursive generator, as one call of
@@ -311,26 +313,24 @@ class StatementEmission:
         the addresses of this function's variables that the loop's body
         uses, `levels` the native levels of such loops on the stack already
         (the program's count, which the call leaves as it found it)."""
-        args = self.arguments(s.iter.args, _param_types(plan.callee))
+        args = self.arguments(s.iter.args, param_types(plan.callee))
         addresses = [self.slot(var) for var in plan.outer]
-        if plan.returns:   # where a `return` in the body says that it ran, and leaves its value
-            returned = alloca(self.allocas, I1, "returned")
-            self.b.store(I1(0), returned)
-            result = self.alloca(self.inst.ret, "returned.value") if self.inst.ret != VOID else None
-            addresses += [returned, result or ir.Constant(PTR, None)]
+        if plan.result is not None:   # at plan.result_at: where a `return` in the body leaves its value
+            result = self.alloca(plan.result, "returned")
+            addresses.append(result)
         env = ir.Constant(PTR, None)
         if addresses:
             env = alloca(self.allocas, ir.ArrayType(PTR, len(addresses)), "env")
             for index, address in enumerate(addresses):
                 self.b.store(address, gep(self.b, env, [I64(index)], PTR))
         levels = self.b.load(self.mg.pushed_levels(), typ=I64, name="pushed.levels")
-        self.b.call(self.mg.pushed_loop(self, s, plan), args + [levels, env])
+        status = self.b.call(self.mg.pushed_functions(self, s, plan), args + [levels, env])
         self.b.store(levels, self.mg.pushed_levels())
         if plan.returns:
             leave, stay = self.block("for.return"), self.block("for.end")
-            self.b.cbranch(self.b.load(returned, typ=I1), leave, stay)
+            self.b.cbranch(self.b.icmp_unsigned("==", status, I8(internal_iteration.RETURNED)), leave, stay)
             self.b.position_at_end(leave)
-            self.return_value(None if result is None else self.load(result, self.inst.ret))
+            self.return_value(None if plan.result is None else self.load(result, plan.result))
             self.b.position_at_end(stay)
 
     def stmt_With(self, s: ast.With) -> None:
