@@ -250,7 +250,7 @@ def _inlinable_body(g: FnInstance, cases: tuple[BaseCase, ...]) -> tuple[ast.Stm
     generator)."""
     rest = g.decl.body.stmts[len(cases):]
     if _statements(rest) > _INLINED_STATEMENTS or _delegations(rest) > _INLINED_DELEGATIONS \
-            or not all(_inlinable(s, g) for s in rest):
+            or not all(simple_statement(s, g, pushed=False) for s in rest):
         return None
     return tuple(rest)
 
@@ -266,7 +266,7 @@ def _last_level(g: FnInstance, cases: tuple[BaseCase, ...],
     that the recursion's last frames are not made one or two values each."""
     if body is None or not cases or not all(_fixed(case.cond, g) for case in cases):
         return None
-    delegations = list(ast.nodes_of(body, ast.YieldFrom))   # each a statement (`_inlinable`)
+    delegations = list(ast.nodes_of(body, ast.YieldFrom))   # each a statement (`simple_statement`)
     if not delegations or not all(generator_call(y.value, g) is g and all(_fixed(a, g) for a in y.value.args)
                                   for y in delegations):
         return None
@@ -316,10 +316,6 @@ def _nested(s: ast.Stmt) -> tuple[ast.Stmt, ...]:
         case ast.While(body=body) | ast.For(body=body):
             return body.stmts
     return ()
-
-
-def _inlinable(s: ast.Stmt, g: FnInstance) -> bool:
-    return simple_statement(s, g, pushed=False)
 
 
 def simple_statement(s: ast.Stmt, g: FnInstance, pushed: bool) -> bool:

@@ -202,15 +202,20 @@ class ModuleGen:
             self.pending_specialisations.append((inst, dict(bound), fn))
         return self.fns[key]
 
+    def ramp_arguments(self, inst: FnInstance) -> list[ir.Type]:
+        """The LLVM types of coroutine `inst`'s arguments as its ramp takes
+        them (pycoro's calling convention), for functions made from its code
+        that take the same."""
+        return list(self.signature([t for _, t in inst.params], VOID).args)
+
     def base_case_part(self, inst: FnInstance, expr: ast.Expr, name: str) -> ir.Function:
         """`g.guard(args)`, `g.base.0.0(args)`, …: a condition or a value of
         generator g's leading base cases (middle/guards.py), for g's arguments as
         g's ramp takes them; always inlined."""
         key = ("base case", id(inst), id(expr))
         if key not in self.wrappers:
-            ramp = self.signature([t for _, t in inst.params], VOID)
             ret = self.llvm(inst.types[expr])
-            fn = ir.Function(self.module, ir.FunctionType(ret, ramp.args), f"{inst.symbol}.{name}")
+            fn = ir.Function(self.module, ir.FunctionType(ret, self.ramp_arguments(inst)), f"{inst.symbol}.{name}")
             fn.linkage = "internal"
             fn.attributes.add("alwaysinline")
             self.wrappers[key] = fn

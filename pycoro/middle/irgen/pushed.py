@@ -16,7 +16,6 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...frontend import ast
-from ...frontend.types import VOID
 from .. import guards
 from ..coro.base import BodyEmitter
 from ..internal_iteration import BROKE, GO_ON, PUSHED_DEPTH, RETURNED, PushedLoop
@@ -30,7 +29,7 @@ def functions(mg, fg: FnGen, s: ast.For, plan: PushedLoop) -> ir.Function:
     loop's body and `.made` it calls."""
     g, number = plan.callee, len(mg.pushed_sites)
     mg.pushed_sites.append((fg.inst, s.iter.span, g))   # explain's: no frame
-    params = list(mg.signature(param_types(g), VOID).args)
+    params = mg.ramp_arguments(g)
     body = _function(mg, f"{fg.fn.name}.for.{number}", [PTR, mg.llvm(plan.protocol.item.type)])
     pushed = _function(mg, f"{g.symbol}.pushed.{number}", params + [I64, PTR])
     # one for all of g's `yield from`s: each copy is a generator's ramp, loop
