@@ -125,13 +125,23 @@ fn main() { print(block_on(sum(10)), block_on(chain(10))); for v in evens(4) { p
 
 
 def test_calls_the_language_guarantees_to_finish_are_coro_elide_safe(pycoro, tmp_path):
-    emitted = _emit(pycoro, tmp_path, TASKS, "llvm")
+    emitted = _emit(pycoro, tmp_path, TASKS, "llvm", "-O0")   # (above it, `await add(…)` runs in place)
     marked = [line for line in emitted.splitlines() if "coro_elide_safe" in line]
     # `await add(…)`, `await chain(…)`, `for v in evens(…)`, and block_on's arguments
     # `sum(10)` and `chain(10)`: block_on moves its task into a local (`var task = t;`),
     # which dies before it returns, so the frame dies before main does
     assert len(marked) == 5
     assert all(any(f'@"pc.{name}"' in line for name in ("add", "chain", "evens", "sum")) for line in marked)
+
+
+def test_an_awaited_task_that_never_suspends_runs_in_place(pycoro, tmp_path):
+    """Above -O0, `await add(s, i)` is add's body in sum's resume code: add is
+    never called, so it makes no frame and no transfer (middle/awaited_in_place.py);
+    `await chain(n - 1)` stays a call (recursion), as at -O0."""
+    emitted = _emit(pycoro, tmp_path, TASKS, "llvm")
+    assert not re.search(r'call ptr @"pc\.add"', emitted)
+    assert re.search(r'call ptr @"pc\.chain"\(i64 %"?[\w.]+"?\) coro_elide_safe', emitted)
+    assert "add.end" in emitted   # where add's `co_return` leaves its body
 
 
 @pytest.mark.parametrize("level", ["-O0", "-O2"])

@@ -122,7 +122,7 @@ def test_nothing_of_a_compilation_survives_it():
     from pycoro.frontend.check.expressions import is_literalish
     from pycoro.frontend.check.suspension import is_coroutine
     from pycoro.frontend.types import PRIMITIVES, has_vars, size
-    from pycoro.middle.coro.async_ import syntax_size
+    from pycoro.middle.inline_budget import syntax_size
     memos = (is_coroutine, is_literalish, size, has_vars, syntax_size)
     before = {id(key) for f in memos for key in f.memo.keys()}
     examples = Path(__file__).parent.parent / "examples"

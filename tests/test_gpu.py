@@ -12,7 +12,21 @@ from pycoro.backend import ptxas
 
 GPU_EXAMPLES = sorted((Path(__file__).parent.parent / "examples" / "gpu").glob("*.pc"))
 SQUARES = next(p for p in GPU_EXAMPLES if p.stem == "squares")
-AWAITS = next(p for p in GPU_EXAMPLES if p.stem == "awaits")
+# Awaits that transfer: tasks awaited through a variable keep their frames
+# (an `await square(k)` of a task that never suspends runs in place instead,
+# examples/gpu/awaits.pc: middle/awaited_in_place.py)
+TRANSFERS = """
+fn square(k: i64) -> Task<i64> { co_return k * k; }
+fn sum_of_squares(n: i64) -> Task<i64> {
+    var s: i64 = 0;
+    for k in 0..n { let t = square(k); s += await t; }
+    co_return s;
+}
+kernel fn sums_of_squares(out: ptr<i64>, n: i64) {
+    let i = (block_id_x() * block_dim_x() + thread_id_x()) as i64;
+    if i < n { out[i] = block_on(sum_of_squares(i)); }
+}
+"""
 
 
 @pytest.fixture(scope="module")
@@ -60,16 +74,18 @@ def test_a_chain_of_awaits_goes_through_the_resume_loop(pycoro, tmp_path, assemb
     per hop): each `await` hands the next coroutine to the resume loop instead of
     calling it, so the kernel's stack does not depend on the chain's length.
     (The loop's semantics are tested on the CPU: `run --trampoline`.)"""
+    source = tmp_path / "k.pc"
+    source.write_text(TRANSFERS)
     emitted = tmp_path / "k.ll"
-    proc = _build(pycoro, AWAITS, emitted, "--emit", "llvm")
+    proc = _build(pycoro, source, emitted, "--emit", "llvm")
     assert proc.returncode == 0, proc.stderr
     ir = emitted.read_text()
     # the `await`'s transfer is handed to the loop, not tail-called
-    assert ('call void @"llvm.coro.await.suspend.void"(ptr %"temp", ptr %"hdl", '
+    assert ('call void @"llvm.coro.await.suspend.void"(ptr %"awaiter", ptr %"hdl", '
             'void (ptr, ptr)* @"pc.Task<i64>.await_suspend.wrapper.trampoline")') in ir
     assert 'define internal void @"pc.trampoline"' in ir
     ptx = tmp_path / "k.ptx"
-    assert _build(pycoro, AWAITS, ptx).returncode == 0
+    assert _build(pycoro, source, ptx).returncode == 0
     report = subprocess.run([str(assembler), "-v", "-arch=sm_80", str(ptx), "-o", str(tmp_path / "k.cubin")],
                             capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
@@ -77,8 +93,17 @@ def test_a_chain_of_awaits_goes_through_the_resume_loop(pycoro, tmp_path, assemb
     # cannot be determined, as it does for any kernel making indirect calls
     assert re.search(r"Function properties for sums_of_squares\n\s+\d+ bytes stack frame", report.stderr)
     lowered = tmp_path / "k.lowered.ll"
-    assert _build(pycoro, AWAITS, lowered, "--emit", "lowered").returncode == 0
+    assert _build(pycoro, source, lowered, "--emit", "lowered").returncode == 0
     assert not re.search(r"call fastcc void @pc\.\w+\.resume\(", lowered.read_text())   # no resume calls the next
+
+
+def test_awaits_of_tasks_that_never_suspend_need_no_resume_loop(pycoro, tmp_path):
+    """examples/gpu/awaits.pc's `await square(k)` runs square's body in place:
+    no frame, no transfer, so no resume loop and no indirect call is left."""
+    out = tmp_path / "k.ll"
+    assert _build(pycoro, GPU_EXAMPLES[0].parent / "awaits.pc", out, "--emit", "lowered").returncode == 0
+    lowered = out.read_text()
+    assert "pc.trampoline" not in lowered and "musttail" not in lowered and "coro" not in lowered
 
 
 def test_a_generator_pipeline_needs_no_resume_loop(pycoro, tmp_path):

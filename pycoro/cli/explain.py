@@ -16,11 +16,17 @@ _ASYNC_PLACEMENT = {
 }
 
 
+_NO_FRAME = {
+    "pushed": "no frame: the loop runs {callee} as a recursive function",
+    "in place": "no frame: awaited in place, {callee}'s body runs in {caller}",
+}
+
+
 def _placement(s, gpu: bool) -> str:
     if s.async_kind is not None:
         return _ASYNC_PLACEMENT[s.async_kind].format(f"{s.context} B" if s.context else "")
-    if s.pushed:
-        return f"no frame: the loop runs {s.callee} as a recursive function"
+    if s.no_frame is not None:
+        return _NO_FRAME[s.no_frame].format(callee=s.callee, caller=s.caller)
     heap = "device heap: refused unless --allow-device-heap" if gpu else "heap-allocated"
     if s.buffer is None:   # switched-resume: the frame
         return f"elided: lives in {s.caller}'s stack frame" if s.elided else heap

@@ -44,7 +44,9 @@ class SiteReport:
     overflows: bool = False      # a retcon frame bigger than that buffer (then on the heap)
     async_kind: str | None = None   # an async call: "inlined", "call" (awaited) or "spawn"
     context: int | None = None      # then: the callee's context, in bytes
-    pushed: bool = False   # a loop run as a recursive function: no frame (middle/internal_iteration.py)
+    # why the site makes no frame: "pushed" (a loop run as a recursive function,
+    # middle/internal_iteration.py), "in place" (an awaited task's body, middle/awaited_in_place.py)
+    no_frame: str | None = None
 
 
 _RELOAD = re.compile(r'%"?([A-Za-z_][\w.$-]*?)(?:(?:\.reload|\.spill)?\.addr\d*)?"? = getelementptr inbounds (?:nuw )?'
@@ -155,10 +157,12 @@ def _function_body(text: str, symbol: str) -> str | None:
 
 
 def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]],
-          frames: list[FrameReport], pushed: Sequence[tuple[FnInstance, object, FnInstance]] = ()) -> list[SiteReport]:
+          frames: list[FrameReport], pushed: Sequence[tuple[FnInstance, object, FnInstance]] = (),
+          in_place: Sequence[tuple[FnInstance, object, FnInstance]] = ()) -> list[SiteReport]:
     """Per call site, whether the frame (retcon: the control block holding the
     buffer) was placed in the caller's stack frame; a loop's generator run as
-    a recursive function (`pushed`) makes none."""
+    a recursive function (`pushed`) and an awaited task run in place
+    (`in_place`) make none."""
     alloc = re.escape(rt_symbol("coro_alloc"))
     sizes = {f.coroutine: f.layout_size for f in frames}
     reports = []
@@ -173,8 +177,9 @@ def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]],
             report.buffer = callee.coro.buffer
             report.overflows = (sizes.get(callee.display) or 0) > buffer_bytes(callee.ret)
         reports.append(report)
-    reports += [SiteReport(str(span), caller.display, callee.display, elided=True, span=span, pushed=True)
-                for caller, span, callee in pushed]
+    reports += [SiteReport(str(span), caller.display, callee.display, elided=True, span=span, no_frame=why)
+                for why, recorded_sites in (("pushed", pushed), ("in place", in_place))
+                for caller, span, callee in recorded_sites]
     return _merged(reports)
 
 

@@ -42,13 +42,13 @@ import functools
 
 from llvmlite import ir
 
-from ...common.memo import while_alive
 from ...common.paths import in_stdlib
 from ...frontend import ast
 from ...frontend.program import DirectCall, FnInstance
 from ...frontend.types import VOID, PromiseT, Type
 from .. import intrinsics
 from ..llvmcompat import I1, I16, I32, I64, PTR, TypedCallee, alloca, field_ptr, mark_presplit_coroutine, volatile_load
+from ..inline_budget import INLINE_BUDGET, INLINE_DEPTH, syntax_size
 from .base import LINK_CONTEXT, LINK_NONE, BodyEmitter, CoroutineABI
 
 PARENT, RESUME, TASK = range(3)   # every context's header
@@ -451,15 +451,6 @@ class AsyncEmitter(BodyEmitter):
         return value
 
 
-# An awaited async fn whose body has at most this many syntax nodes is emitted
-# in place of the call (like Swift's SIL inliner, which LLVM cannot do for
-# async functions: a call is a suspension). `Channel.send`/`recv` and
-# `yield_now` are within it, so a channel operation that need not wait costs
-# no context, no tail call and no indirect jump.
-INLINE_BUDGET = 160
-INLINE_DEPTH = 3   # callees inlined into inlined callees, at most
-
-
 def inlines(mg, callee: FnInstance, chain: list[FnInstance]) -> bool:
     """Whether `await callee(…)` inside the last of `chain` (the function being
     emitted, then the callees inlined into it) becomes callee's body. The one
@@ -495,17 +486,6 @@ def stack_slack(mg, b: ir.IRBuilder, inst: FnInstance) -> ir.Value:
         size = context_size(mg, b, callee)
         slack = b.select(b.icmp_unsigned(">", size, slack), size, slack)
     return slack
-
-
-@while_alive
-def syntax_size(body: ast.Block) -> int:
-    def size(node) -> int:
-        if isinstance(node, tuple):
-            return sum(map(size, node))
-        if isinstance(node, ast.Node):
-            return 1 + sum(size(getattr(node, f)) for f in ast.fields(node) if f != "span")
-        return 0
-    return size(body)
 
 
 def intrinsic(fg, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:

@@ -28,6 +28,7 @@ from llvmlite import ir
 from ...frontend import ast
 from ...frontend.program import DirectCall
 from ...frontend.types import HANDLE, VOID, Type
+from ..awaited_in_place import awaited_task, runs_in_place
 from ..llvmcompat import I1, I32, PTR, mark_elide_safe
 
 
@@ -142,9 +143,13 @@ class PromisedEmitter(BodyEmitter):
     def co_return(self, s: ast.CoReturn) -> None:
         fg = self.fg
         hook = fg.inst.hooks.get(s)
+        values = [] if hook is None else fg.arguments([s.value] if s.value is not None else [],
+                                                      [t for _, t in hook.params[1:]])
+        if fg.inline_exit is not None:   # an awaited task's body in place: the await's value
+            fg.return_value(values[0] if values else None)
+            return
         if hook is not None:
-            fg.call(hook, [self.promise()] + fg.arguments(
-                [s.value] if s.value is not None else [], [t for _, t in hook.params[1:]]))
+            fg.call(hook, [self.promise()] + values)
         fg.unwind_to(0)
         self.leave()
 
@@ -175,6 +180,12 @@ class PromisedEmitter(BodyEmitter):
     def await_(self, e: ast.Await) -> ir.Value | None:
         fg = self.fg
         info = fg.inst.awaits[e]
+        task = awaited_task(fg.inst, e)
+        if task is not None and runs_in_place(fg.mg.inline_bodies, task, fg.inline_chain):
+            # a task that never suspends: its body, in place (middle/awaited_in_place.py)
+            if fg.mg.explain:
+                fg.mg.in_place_sites.append((fg.inst, e.operand.span, task))
+            return fg.emit_inlined(task, fg.call_arguments(e.operand, fg.inst.calls[e.operand]), info.resume.ret)
         if info.transform is not None:
             value = fg.call(info.transform, [self.promise()] + fg.arguments(
                 [e.operand], [info.transform.params[1][1]]))

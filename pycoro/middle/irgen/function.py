@@ -57,7 +57,7 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         # emitted in place of `await g(…)` (innermost last; `inst` is the last),
         # and where the innermost one's `return` goes: (result slot, block).
         self.inline_chain: list[FnInstance] = [inst]
-        self.inline_exit: tuple[ir.Value | None, ir.Block] | None = None
+        self.inline_exit: tuple[ir.Value | None, ir.Block, Type] | None = None   # (slot, block, its type)
         self.temps: dict[int, ir.Value] = {}   # owning temporaries' slots, by expression
         self.current_span = inst.decl.span
         # -g: this function's DWARF subprogram (none for the stdlib's, or without -g)
@@ -331,15 +331,18 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
             self.run_cleanups(temps)
         scope[mark:] = [item for item in scope[mark:] if item[0] != "temp"]
 
-    def emit_inlined(self, callee: FnInstance, args: list[ir.Value]) -> ir.Value | None:
+    def emit_inlined(self, callee: FnInstance, args: list[ir.Value], ret: Type | None = None) -> ir.Value | None:
         """`callee`'s body in place of a call of it (an `await` of an async fn:
-        coro/async_.py decides which), its parameters bound to `args`. It runs
-        in this function's context: its own awaits suspend this function."""
+        coro/async_.py decides which; of a task that never suspends, with `ret`
+        its value's type: middle/awaited_in_place.py), its parameters bound to
+        `args`. It runs in this function's context: its own awaits suspend this
+        function."""
+        ret = callee.ret if ret is None else ret
         saved_own = self.scopes, self.loops, self.temps, self.inline_exit
-        result = self.alloca(callee.ret, f"{callee.decl.name}.result") if callee.ret != VOID else None
+        result = self.alloca(ret, f"{callee.decl.name}.result") if ret != VOID else None
         after = self.block(f"{callee.decl.name}.end")
         with self.emitting_as(callee, args):
-            self.scopes, self.loops, self.temps, self.inline_exit = [], [], {}, (result, after)
+            self.scopes, self.loops, self.temps, self.inline_exit = [], [], {}, (result, after, ret)
             self.scopes.append([("drop", (self.slot(v), v.type)) for v in
                                 (callee.locals[p] for p in callee.decl.params) if v.owned])
             self.emit_block(callee.decl.body)
@@ -348,7 +351,7 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
                 self.b.branch(after)
         self.scopes, self.loops, self.temps, self.inline_exit = saved_own
         self.b.position_at_end(after)
-        return None if result is None else self.load(result, callee.ret)
+        return None if result is None else self.load(result, ret)
 
     # ---- places
     def is_mutable_place(self, e: ast.Expr) -> bool:

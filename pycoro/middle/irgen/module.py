@@ -60,6 +60,8 @@ class ModuleGen:
         self.async_sites: list[tuple[FnInstance, object, FnInstance, str]] = []
         # explain's loops run as recursive functions: caller, span, generator (middle/internal_iteration.py)
         self.pushed_sites: list[tuple[FnInstance, object, FnInstance]] = []
+        # `await f(…)`s whose task's body ran in place (middle/awaited_in_place.py): explain's
+        self.in_place_sites: list[tuple[FnInstance, object, FnInstance]] = []
         # std/async's parks: the program's `await`s by number ("file:line:col" → 1, 2, …; coro/async_.py)
         self.await_sites: dict[str, int] = {}
         # A context of its own: named struct types would otherwise collide when one

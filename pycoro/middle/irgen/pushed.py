@@ -66,7 +66,7 @@ def emit_loop_body(fg: FnGen, s: ast.For, plan: PushedLoop, known_params: dict) 
     if plan.returns:
         exits[RETURNED] = fg.block("for.return")
         result = None if plan.result is None else fg.b.load(gep(fg.b, env, [I64(plan.result_at)], PTR), typ=PTR)
-        fg.inline_exit = (result, exits[RETURNED])   # where return_value leaves the body
+        fg.inline_exit = (result, exits[RETURNED], fg.inst.ret)   # where return_value leaves the body
     item = plan.protocol.item
     fg.store(value, fg.slot(item), item.type)
     fg.scopes.append([])

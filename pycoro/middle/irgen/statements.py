@@ -366,12 +366,12 @@ class StatementEmission:
 
     def return_value(self, value: ir.Value | None) -> None:
         """`return value`, from this function or from the callee whose body it
-        emits in place (`inline_exit`: an async callee's, a loop's body run
-        as a function of its own, irgen/pushed.py)."""
+        emits in place (`inline_exit`: an async callee's, an awaited task's,
+        a loop's body run as a function of its own, irgen/pushed.py)."""
         if self.inline_exit is not None:
-            result, after = self.inline_exit
+            result, after, t = self.inline_exit
             if result is not None:
-                self.store(value, result, self.inst.ret)
+                self.store(value, result, t)
             self.unwind_to(0)
             self.b.branch(after)
             return
