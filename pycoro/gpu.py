@@ -6,6 +6,7 @@ to compare with (LANGUAGE.md §8, docs/gpu.md).
     cpu = pycoro.gpu.compile_file("examples/gpu/strided.pc", device="cpu")
     gpu.square_all[grid, block](inp, out, n)    # numba's launch syntax
     gpu.square_all.elapsed                      # seconds the last launch took
+    gpu.from_cache                              # whether the code came from the module cache
 
 A `ptr<T>` parameter takes any writable buffer of `T`s (a NumPy array, an
 `array.array`, a ctypes array): on the GPU it is copied to the device before
@@ -39,14 +40,16 @@ DEVICES = ("cuda", "cpu")
 
 
 def compile(source: str, device: str = "cuda", arch: str | None = None, opt_level: int = 2,
-            name: str = "<string>") -> "Kernels":
-    """Compile `source`'s kernels for `device` ("cuda" or "cpu")."""
-    return Kernels(Compilation(source, name, Path.cwd(), Options(opt_level=opt_level)), device, arch)
+            name: str = "<string>", cache: bool = True) -> "Kernels":
+    """Compile `source`'s kernels for `device` ("cuda" or "cpu"). The code (PTX,
+    or the CPU's object code) comes from the on-disk module cache when it has
+    this program; `cache=False`: compile even then."""
+    return Kernels(Compilation(source, name, Path.cwd(), Options(opt_level=opt_level)), device, arch, cache)
 
 
 def compile_file(path: str | Path, device: str = "cuda", arch: str | None = None,
-                 opt_level: int = 2) -> "Kernels":
-    return Kernels(Compilation.from_file(str(path), Options(opt_level=opt_level)), device, arch)
+                 opt_level: int = 2, cache: bool = True) -> "Kernels":
+    return Kernels(Compilation.from_file(str(path), Options(opt_level=opt_level)), device, arch, cache)
 
 
 class GpuError(RuntimeError):
@@ -56,7 +59,7 @@ class GpuError(RuntimeError):
 class Kernels:
     """A program's kernels, as attributes named like the `kernel fn`s."""
 
-    def __init__(self, compilation: Compilation, device: str, arch: str | None):
+    def __init__(self, compilation: Compilation, device: str, arch: str | None, cache: bool = True):
         if device not in DEVICES:
             raise ValueError(f"device must be one of {', '.join(map(repr, DEVICES))}, not {device!r}")
         self.device = device
@@ -71,11 +74,10 @@ class Kernels:
         if device == "cpu":
             native = Compilation(compilation.source, compilation.display, compilation.base_dir,
                                  Options(opt_level=base.opt_level, gpu_emulation=True))
-            self._loaded = native.load()
+            self._loaded, self.from_cache = native.load(cache)
         else:
             self._driver = _driver()
-            module, machine = nvptx.for_arch(arch or self._driver.arch()).lowered()   # checked once
-            self.ptx = machine.emit_assembly(module)
+            self.ptx, self.from_cache = nvptx.for_arch(arch or self._driver.arch()).ptx(cache)
             self._module = self._driver.load(self.ptx)
 
     def __getattr__(self, name: str) -> "Kernel":

@@ -272,14 +272,15 @@ class Compilation:
     def lowered(self, jit_mode: bool = False) -> tuple[llvm.ModuleRef, llvm.TargetMachine]:
         machine = self.machine(jit=jit_mode)
         module = self._optimised_module(self.trampoline, jit_mode)
-        if not self.gpu:
+        # after the pipeline, for code that runs (not for `explain`, which
+        # reads frames and allocation sites back from the pipeline's output)
+        if self.options.opt_level > 0 and self.stream_steps:
             del self._optimised[self.trampoline, jit_mode]   # changed below: not the pipeline's product any more
-            # after the pipeline, for code that runs (not for `explain`, which
-            # reads frames and allocation sites back from the pipeline's output)
-            if self.options.opt_level > 0 and self.stream_steps:
-                with self.stage("devirtualise"):
-                    promote = self.function_value_calls[self.trampoline] == 0
-                    module = devirtualise_steps(module, lambda m: self.optimise(m, machine, promote=promote))
+            with self.stage("devirtualise"):
+                promote = self.function_value_calls[self.trampoline] == 0
+                module = devirtualise_steps(module, lambda m: self.optimise(m, machine, promote=promote))
+        if not self.gpu:
+            self._optimised.pop((self.trampoline, jit_mode), None)   # changed below too
             with self.stage("place ramps"):
                 inline_ramps(module, machine, self.options.opt_level)
                 if self.options.opt_level > 0 and resume_cc.applies(machine.triple):
@@ -330,7 +331,7 @@ class Compilation:
                      (id(f) in awaited or not in_stdlib(f.decl.span.file))]
         contexts = explain.async_frames(lowered[0], machine.target_data, async_fns, o2_text)
         return (frames + contexts,
-                explain.sites(o2_text, gen.sites, frames, gen.pushed_sites)
+                explain.sites(o2_text, gen.sites, frames, gen.pushed_sites, gen.in_place_sites)
                 + explain.async_sites(gen.async_sites, contexts))
 
     def run(self, check_leaks: bool = False, use_cache: bool = True) -> int:
@@ -344,19 +345,30 @@ class Compilation:
             code = self.object_code(module, machine)
             return code, {"frame_counter": LIVE_FRAMES, "externs": externs,
                                                  "warnings": self.warnings_text}
-        # an entry whose C functions this process lacks is compiled again, to say so (as rerun.py does)
-        code, meta, hit = self.cached_object(rerun.KIND, compile, use_cache, link_shared=True,
-                                             valid=lambda meta: symbols.all_defined(meta["externs"], "process"))
-        self._warn_again(hit, meta)
+        code, meta, _ = self.cached_for_process(rerun.KIND, compile, use_cache, link_shared=True)
         return rerun.run_object(code, meta, self.options, check_leaks)
 
-    def load(self) -> jit.Loaded:
-        """Compile for the host and load into this process (pycoro.gpu)."""
-        module, machine = self.lowered(jit_mode=True)
-        self.require_externs("process")
-        if not self.gpu:
-            backtrace.link_empty(module, machine)
-        return jit.Loaded(module, machine)
+    def load(self, use_cache: bool = True) -> tuple[jit.Loaded, bool]:
+        """Compile for the host and load into this process (pycoro.gpu's kernels
+        on the CPU), the object code from the on-disk cache where it has it
+        (the second item: whether it did)."""
+        def compile() -> tuple[bytes, dict]:
+            module, machine = self.lowered(jit_mode=True)
+            externs = self.require_externs("process")
+            return self.object_code(module, machine), {"externs": externs, "warnings": self.warnings_text}
+        code, _, hit = self.cached_for_process("loaded", compile, use_cache)
+        return jit.Loaded.from_object(code, targets.native_machine(self.options.opt_level, jit=True)), hit
+
+    def ptx(self, use_cache: bool = True) -> tuple[str, bool]:
+        """The PTX of an nvptx compilation (pycoro.gpu loads it), from the
+        on-disk cache where it has it (keyed by the options: the arch too;
+        the second item: whether it did)."""
+        def compile() -> tuple[bytes, dict]:
+            module, machine = self.lowered()
+            return machine.emit_assembly(module).encode(), {"warnings": self.warnings_text}
+        code, meta, hit = self.cached_object("ptx", compile, use_cache)
+        self._warn_again(hit, meta)
+        return code.decode(), hit
 
     def for_arch(self, arch: str) -> "Compilation":
         """The same program for another GPU architecture: what the frontend
@@ -417,10 +429,7 @@ class Compilation:
             code = library.object_code(module, machine)
             return code, {"exports": [e.to_json() for e in found], "externs": externs,
                           "warnings": self.warnings_text, "unexported": self.unexported}
-        # an entry whose C functions this process lacks is compiled again, to say so
-        code, meta, hit = self.cached_object("module", compile, use_cache,
-                                             valid=lambda meta: symbols.all_defined(meta["externs"], "process"))
-        self._warn_again(hit, meta)
+        code, meta, hit = self.cached_for_process("module", compile, use_cache)
         self.unexported = meta.get("unexported", {})
         return [exports.Export.from_json(e) for e in meta["exports"]], code, hit
 
@@ -451,6 +460,17 @@ class Compilation:
             shared = link.shared_from_object(code) if link_shared else None
             cache.store_object(kind, digest, code, meta, self.imported, shared)
         return code, meta, False
+
+    def cached_for_process(self, kind: str, compile, use_cache: bool,
+                           link_shared: bool = False) -> tuple[bytes, object, bool]:
+        """cached_object, for code that runs in this process: an entry whose C
+        functions (its metadata's "externs") this process lacks is compiled
+        again, to say so (as rerun.py does); an entry used shows its warnings
+        again."""
+        code, meta, hit = self.cached_object(kind, compile, use_cache, link_shared,
+                                             valid=lambda meta: symbols.all_defined(meta["externs"], "process"))
+        self._warn_again(hit, meta)
+        return code, meta, hit
 
     def shared_library(self, output: str) -> str:
         """Write a shared library of the program's exports and its C header
