@@ -54,7 +54,13 @@ def _norms():
     return "row_norms", (m, out, N, cols, 1.0, 4.0), out, expected
 
 
-CASES = {"squares": _squares, "pipeline": _pipeline, "awaits": _awaits, "strided": _strided, "norms": _norms}
+def _streams():
+    out = _i64(N)
+    return "sum_multiples", (out, N), out, [sum(range(i + 1, 1000, i + 1)) for i in range(N)]
+
+
+CASES = {"squares": _squares, "pipeline": _pipeline, "awaits": _awaits, "strided": _strided, "norms": _norms,
+         "streams": _streams}
 
 
 @pytest.mark.parametrize("example", sorted(CASES))
@@ -108,6 +114,34 @@ def test_a_barrier_needs_one_thread_per_block_on_the_cpu():
     out = _f64([0.0] * 4)
     with pytest.raises(ValueError, match=r"sync_threads\(\).*one thread per block.*not \(4, 1, 1\)"):
         kernels.square_all[1, 4](_f64(range(4)), out, 4)
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYCORO_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_kernels_compiled_before_come_from_the_module_cache(cache_dir, monkeypatch):
+    from pycoro.pipeline.driver import Compilation
+    first = pycoro.gpu.compile_file(GPU / "pipeline.pc", device="cpu")
+    assert not first.from_cache
+    # the PTX a CUDA device would load, through the same cache (no device needed)
+    nvptx = Compilation.from_file(str(GPU / "pipeline.pc"), pycoro.gpu.Options(target="nvptx")).for_arch("sm_90")
+    ptx, hit = nvptx.ptx()
+    assert not hit and ".entry pipeline" in ptx
+
+    def refuse(*_, **__):
+        raise AssertionError("compiled although the cache has it")
+    monkeypatch.setattr(Compilation, "lowered", refuse)
+    second = pycoro.gpu.compile_file(GPU / "pipeline.pc", device="cpu")
+    assert second.from_cache
+    name, args, out, expected = CASES["pipeline"]()
+    second.pipeline[N, 1](*args)
+    assert list(out) == expected
+    assert nvptx.for_arch("sm_90").ptx() == (ptx, True)
+    with pytest.raises(AssertionError, match="compiled although"):
+        pycoro.gpu.compile_file(GPU / "pipeline.pc", device="cpu", cache=False)
 
 
 def test_compile_errors_are_compile_errors():
