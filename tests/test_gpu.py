@@ -12,21 +12,10 @@ from pycoro.backend import ptxas
 
 GPU_EXAMPLES = sorted((Path(__file__).parent.parent / "examples" / "gpu").glob("*.pc"))
 SQUARES = next(p for p in GPU_EXAMPLES if p.stem == "squares")
-# Awaits that transfer: tasks awaited through a variable keep their frames
+# awaits that transfer: tasks awaited through a variable keep their frames
 # (an `await square(k)` of a task that never suspends runs in place instead,
 # examples/gpu/awaits.pc: middle/awaited_in_place.py)
-TRANSFERS = """
-fn square(k: i64) -> Task<i64> { co_return k * k; }
-fn sum_of_squares(n: i64) -> Task<i64> {
-    var s: i64 = 0;
-    for k in 0..n { let t = square(k); s += await t; }
-    co_return s;
-}
-kernel fn sums_of_squares(out: ptr<i64>, n: i64) {
-    let i = (block_id_x() * block_dim_x() + thread_id_x()) as i64;
-    if i < n { out[i] = block_on(sum_of_squares(i)); }
-}
-"""
+TRANSFERS = next(p for p in GPU_EXAMPLES if p.stem == "transfers")
 
 
 @pytest.fixture(scope="module")
@@ -74,10 +63,8 @@ def test_a_chain_of_awaits_goes_through_the_resume_loop(pycoro, tmp_path, assemb
     per hop): each `await` hands the next coroutine to the resume loop instead of
     calling it, so the kernel's stack does not depend on the chain's length.
     (The loop's semantics are tested on the CPU: `run --trampoline`.)"""
-    source = tmp_path / "k.pc"
-    source.write_text(TRANSFERS)
     emitted = tmp_path / "k.ll"
-    proc = _build(pycoro, source, emitted, "--emit", "llvm")
+    proc = _build(pycoro, TRANSFERS, emitted, "--emit", "llvm")
     assert proc.returncode == 0, proc.stderr
     ir = emitted.read_text()
     # the `await`'s transfer is handed to the loop, not tail-called
@@ -85,7 +72,7 @@ def test_a_chain_of_awaits_goes_through_the_resume_loop(pycoro, tmp_path, assemb
             'void (ptr, ptr)* @"pc.Task<i64>.await_suspend.wrapper.trampoline")') in ir
     assert 'define internal void @"pc.trampoline"' in ir
     ptx = tmp_path / "k.ptx"
-    assert _build(pycoro, source, ptx).returncode == 0
+    assert _build(pycoro, TRANSFERS, ptx).returncode == 0
     report = subprocess.run([str(assembler), "-v", "-arch=sm_80", str(ptx), "-o", str(tmp_path / "k.cubin")],
                             capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
@@ -93,7 +80,7 @@ def test_a_chain_of_awaits_goes_through_the_resume_loop(pycoro, tmp_path, assemb
     # cannot be determined, as it does for any kernel making indirect calls
     assert re.search(r"Function properties for sums_of_squares\n\s+\d+ bytes stack frame", report.stderr)
     lowered = tmp_path / "k.lowered.ll"
-    assert _build(pycoro, source, lowered, "--emit", "lowered").returncode == 0
+    assert _build(pycoro, TRANSFERS, lowered, "--emit", "lowered").returncode == 0
     assert not re.search(r"call fastcc void @pc\.\w+\.resume\(", lowered.read_text())   # no resume calls the next
 
 

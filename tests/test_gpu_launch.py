@@ -59,8 +59,8 @@ def _streams():
     return "sum_multiples", (out, N), out, [sum(range(i + 1, 1000, i + 1)) for i in range(N)]
 
 
-CASES = {"squares": _squares, "pipeline": _pipeline, "awaits": _awaits, "strided": _strided, "norms": _norms,
-         "streams": _streams}
+CASES = {"squares": _squares, "pipeline": _pipeline, "awaits": _awaits, "transfers": _awaits, "strided": _strided,
+         "norms": _norms, "streams": _streams}
 
 
 @pytest.mark.parametrize("example", sorted(CASES))

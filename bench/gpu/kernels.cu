@@ -28,7 +28,7 @@ extern "C" __global__ void pipeline(long long *out, long long n) {
     }
 }
 
-// examples/gpu/awaits.pc: the sum of k*k for k < i, one call per k
+// examples/gpu/awaits.pc and transfers.pc: the sum of k*k for k < i, one call per k
 __device__ long long square(long long k) { return k * k; }
 extern "C" __global__ void sums_of_squares(long long *out, long long n) {
     long long i = INDEX;

@@ -1,7 +1,6 @@
 """The example kernels of examples/gpu/ on a CUDA GPU against the same work
 written by hand in CUDA C (bench/gpu/kernels.cu, `nvcc -O3`), side by side in
-one run (docs/gpu.md records the figures); and bench/gpu/transfers.pc, the
-awaits example with awaits that really transfer (through the resume loop).
+one run (docs/gpu.md records the figures).
 
     python bench/gpu/run.py [--rounds 15] [--out DIR] [--arch sm_90] [workload ...]
 
@@ -39,7 +38,7 @@ THREADS = 256   # per block, for every workload
 
 @dataclass(frozen=True)
 class Workload:
-    example: str          # examples/gpu/NAME.pc, or bench/gpu/NAME.pc
+    example: str          # examples/gpu/NAME.pc
     kernel: str           # in the program and in kernels.cu
     arguments: Callable[[], list]     # fresh arguments: NumPy arrays and scalars
     grid: int
@@ -47,8 +46,7 @@ class Workload:
 
     @property
     def source(self) -> Path:
-        ours = Path(__file__).parent / f"{self.example}.pc"
-        return ours if ours.exists() else ROOT / "examples" / "gpu" / f"{self.example}.pc"
+        return ROOT / "examples" / "gpu" / f"{self.example}.pc"
 
 
 def _ceil(n: int) -> int:
