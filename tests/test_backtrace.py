@@ -235,6 +235,40 @@ def run_with_backtrace(pycoro, tmp_path, source: str, level: str):
     return pycoro("run", level, "p.pc", cwd=tmp_path, env=ON)
 
 
+
+# -O2: divide runs in place in outer (middle/awaited_in_place.py), whose frame
+# top waits for: the coroutines waiting come after the one the code runs for,
+# not after what is inlined into it (at -O2 a waiting task's position is not known)
+IN_PLACE = """\
+fn divide(a: i64, b: i64) -> Task<i64> { co_return a / b; }
+
+fn outer(b: i64) -> Task<i64> {
+    let x = await divide(1, b);
+    co_return x;
+}
+
+fn top() -> Task<i64> {
+    let t = outer(0);
+    co_return 1 + await t;
+}
+
+fn main() {
+    print(block_on(top()));
+}
+"""
+
+
+@pytest.mark.parametrize("level, top", [("-O0", "top at p.pc:10:5"), ("-O2", "top")])
+def test_the_tasks_waiting_follow_the_one_a_task_in_place_runs_for(pycoro, tmp_path, level, top):
+    proc = run_with_backtrace(pycoro, tmp_path, IN_PLACE, level)
+    assert (proc.returncode, proc.stderr) == (101, f"""\
+panic: division by zero at p.pc:1:52
+backtrace, most recent call first:
+   0: divide at p.pc:1:52
+   1: outer at p.pc:4:5
+   2: {top}
+   3: main at p.pc:14:5
+""")
 JOINED = """\
 async fn work(n: i64) -> i64 {
     await sleep(1);

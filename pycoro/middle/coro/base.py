@@ -184,7 +184,7 @@ class PromisedEmitter(BodyEmitter):
         if task is not None and runs_in_place(fg.mg.inline_bodies, task, fg.inline_chain):
             # a task that never suspends: its body, in place (middle/awaited_in_place.py)
             if fg.mg.explain:
-                fg.mg.in_place_sites.append((fg.inst, e.operand.span, task))
+                fg.mg.in_place_sites.append((fg.inline_chain[0], e.operand.span, task))
             return fg.emit_inlined(task, fg.call_arguments(e.operand, fg.inst.calls[e.operand]), info.resume.ret)
         if info.transform is not None:
             value = fg.call(info.transform, [self.promise()] + fg.arguments(

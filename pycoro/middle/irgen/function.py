@@ -337,9 +337,14 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         its value's type: middle/awaited_in_place.py), its parameters bound to
         `args`. It runs in this function's context: its own awaits suspend this
         function."""
+        task = ret is not None
         ret = callee.ret if ret is None else ret
         saved_own = self.scopes, self.loops, self.temps, self.inline_exit
         result = self.alloca(ret, f"{callee.decl.name}.result") if ret != VOID else None
+        if task and result is not None:
+            # T's zero value, as the task's promise starts: a body that ends by
+            # `co_return;` or falling off its end leaves it (a slot reused by a loop too)
+            self.zero(result, ret)
         after = self.block(f"{callee.decl.name}.end")
         with self.emitting_as(callee, args):
             self.scopes, self.loops, self.temps, self.inline_exit = [], [], {}, (result, after, ret)

@@ -370,7 +370,7 @@ class StatementEmission:
         a loop's body run as a function of its own, irgen/pushed.py)."""
         if self.inline_exit is not None:
             result, after, t = self.inline_exit
-            if result is not None:
+            if result is not None and value is not None:   # (a task's `co_return;`: its zero value)
                 self.store(value, result, t)
             self.unwind_to(0)
             self.b.branch(after)
