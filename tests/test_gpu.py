@@ -15,7 +15,7 @@ SQUARES = next(p for p in GPU_EXAMPLES if p.stem == "squares")
 # awaits that transfer: tasks awaited through a variable keep their frames
 # (an `await square(k)` of a task that never suspends runs in place instead,
 # examples/gpu/awaits.pc: middle/awaited_in_place.py)
-TRANSFERS = next(p for p in GPU_EXAMPLES if p.stem == "transfers")
+TRANSFERS = Path(__file__).parent.parent / "bench" / "gpu" / "transfers.pc"
 
 
 @pytest.fixture(scope="module")

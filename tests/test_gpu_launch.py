@@ -12,6 +12,7 @@ import pytest
 import pycoro.gpu
 
 GPU = Path(__file__).parent.parent / "examples" / "gpu"
+BENCH = Path(__file__).parent.parent / "bench" / "gpu"   # transfers.pc: awaits through the resume loop
 N = 40
 
 
@@ -63,9 +64,13 @@ CASES = {"squares": _squares, "pipeline": _pipeline, "awaits": _awaits, "transfe
          "norms": _norms, "streams": _streams}
 
 
+def _source(example: str) -> Path:
+    return BENCH / "transfers.pc" if example == "transfers" else GPU / f"{example}.pc"
+
+
 @pytest.mark.parametrize("example", sorted(CASES))
 def test_kernels_run_on_the_cpu(example):
-    kernels = pycoro.gpu.compile_file(GPU / f"{example}.pc", device="cpu")
+    kernels = pycoro.gpu.compile_file(_source(example), device="cpu")
     name, args, out, expected = CASES[example]()
     block = 1 if kernels.uses_barrier else 8
     getattr(kernels, name)[(N + block - 1) // block, block](*args)
@@ -155,8 +160,8 @@ needs_gpu = pytest.mark.skipif(not pycoro.gpu.available(), reason="no CUDA devic
 @needs_gpu
 @pytest.mark.parametrize("example", sorted(CASES))
 def test_kernels_on_the_gpu_match_the_cpu(example):
-    gpu = pycoro.gpu.compile_file(GPU / f"{example}.pc")
-    cpu = pycoro.gpu.compile_file(GPU / f"{example}.pc", device="cpu")
+    gpu = pycoro.gpu.compile_file(_source(example))
+    cpu = pycoro.gpu.compile_file(_source(example), device="cpu")
     name, gpu_args, gpu_out, expected = CASES[example]()
     _, cpu_args, cpu_out, _ = CASES[example]()
     getattr(gpu, name)[(N + 31) // 32, 32](*gpu_args)
