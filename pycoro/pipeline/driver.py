@@ -274,13 +274,14 @@ class Compilation:
         module = self._optimised_module(self.trampoline, jit_mode)
         # after the pipeline, for code that runs (not for `explain`, which
         # reads frames and allocation sites back from the pipeline's output)
-        if self.options.opt_level > 0 and self.stream_steps:
+        devirtualise = self.options.opt_level > 0 and self.stream_steps   # (GPU builds too)
+        if devirtualise or not self.gpu:
             del self._optimised[self.trampoline, jit_mode]   # changed below: not the pipeline's product any more
+        if devirtualise:
             with self.stage("devirtualise"):
                 promote = self.function_value_calls[self.trampoline] == 0
                 module = devirtualise_steps(module, lambda m: self.optimise(m, machine, promote=promote))
         if not self.gpu:
-            self._optimised.pop((self.trampoline, jit_mode), None)   # changed below too
             with self.stage("place ramps"):
                 inline_ramps(module, machine, self.options.opt_level)
                 if self.options.opt_level > 0 and resume_cc.applies(machine.triple):
