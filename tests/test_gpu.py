@@ -84,6 +84,18 @@ def test_a_chain_of_awaits_goes_through_the_resume_loop(pycoro, tmp_path, assemb
     assert not re.search(r"call fastcc void @pc\.\w+\.resume\(", lowered.read_text())   # no resume calls the next
 
 
+def test_a_loop_over_a_stream_calls_no_continuation_through_a_pointer(pycoro, tmp_path):
+    """GPU builds devirtualise a stream's step as CPU builds do
+    (middle/devirtualise.py): the kernel's loop folds, with no PTX call through
+    a prototype left (3.55x nvcc on an H200 with one per value; docs/gpu.md)."""
+    out = tmp_path / "k.ptx"
+    assert _build(pycoro, GPU_EXAMPLES[0].parent / "streams.pc", out).returncode == 0
+    ptx = out.read_text()
+    assert ".callprototype" not in ptx and "resume" not in ptx
+    # the calls left: the panic's (a bounds or null check), and its vprintf
+    assert re.findall(r"\bcall(?:\.uni)?\s+(?:\(\w+\),\s*)?([%\w$]+)", ptx) == ["pc_$___pc_panic", "vprintf"]
+
+
 def test_awaits_of_tasks_that_never_suspend_need_no_resume_loop(pycoro, tmp_path):
     """examples/gpu/awaits.pc's `await square(k)` runs square's body in place:
     no frame, no transfer, so no resume loop and no indirect call is left."""
