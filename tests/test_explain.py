@@ -60,3 +60,26 @@ def test_a_call_emitted_in_several_copies_is_one_site(pycoro, tmp_path):
                                                          ("walk.pc:6:16", "heap-allocated"),
                                                          ("walk.pc:8:22", "no frame: the loop runs walk as a "
                                                                           "recursive function")]
+
+
+IN_PLACE = """
+fn evens(n: i64) -> Generator<i64> { for i in 0..n { if i % 2 == 0 { yield i; } } }
+fn sum_evens(n: i64) -> Task<i64> {
+    var s: i64 = 0;
+    for v in evens(n) { s += v; }
+    co_return s;
+}
+fn main_task() -> Task<i64> { co_return await sum_evens(10); }
+fn main() { print(block_on(main_task())); }
+"""
+
+
+def test_a_task_awaited_in_place_makes_no_frame_and_its_calls_live_where_it_runs(pycoro, tmp_path):
+    src = tmp_path / "prog.pc"
+    src.write_text(IN_PLACE)
+    proc = pycoro("explain", src)
+    assert proc.returncode == 0, proc.stderr
+    assert ("prog.pc:8:47  main_task  sum_evens  no frame: awaited in place, sum_evens's body runs in main_task"
+            in proc.stdout)
+    # the loop's generator in the copy of sum_evens's body that main_task runs
+    assert "prog.pc:5:14  main_task  evens      elided: lives in main_task's stack frame" in proc.stdout

@@ -115,7 +115,7 @@ class CallEmission:
         site = []
         if self.mg.explain and abi.counts_sites:
             site = [I32(len(self.mg.sites))]
-            self.mg.sites.append((self.inst, span or self.current_span, fn))
+            self.mg.sites.append((self.inline_chain[0], span or self.current_span, fn))   # where the frame lives
         return abi.call(self, fn, callee or self.mg.declare(fn), args + site, elide_safe, site)
 
     def handle_op(self, t: Type, name: str, handle: ir.Value | None, promise_align: int = 8,
