@@ -5,6 +5,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..common.memo import while_alive
+from ..common.paths import stdlib_display
 from ..common.record import fields, record
 
 if TYPE_CHECKING:
@@ -128,6 +129,12 @@ class StructT(_Declared):
 class PromiseT(_Declared):
     """The owning handle type `P<…>` of a coroutine whose promise is P."""
     __hash__ = Type.__hash__
+
+
+def is_prelude_promise(t: Type, name: str) -> bool:
+    """Whether `t` is the prelude's promise type `name` (`Generator`, `Task`:
+    hooks the compiler knows), not a program's own of the same name."""
+    return isinstance(t, PromiseT) and t.decl.name == name and t.decl.span.file == stdlib_display("prelude")
 
 
 @record(frozen=True)

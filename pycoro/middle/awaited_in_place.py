@@ -37,17 +37,10 @@ panic's backtrace shows the awaiting coroutine where f's frame would have been
 """
 from __future__ import annotations
 
-from ..common.paths import stdlib_display
 from ..frontend import ast
 from ..frontend.program import DirectCall, FnInstance
-from ..frontend.types import PromiseT, Type
+from ..frontend.types import is_prelude_promise
 from .inline_budget import INLINE_BUDGET, INLINE_DEPTH, syntax_size
-
-_PRELUDE = stdlib_display("prelude")
-
-
-def is_prelude_task(t: Type) -> bool:
-    return isinstance(t, PromiseT) and t.decl.name == "Task" and t.decl.span.file == _PRELUDE
 
 
 def awaited_task(inst: FnInstance, e: ast.Await) -> FnInstance | None:
@@ -58,7 +51,7 @@ def awaited_task(inst: FnInstance, e: ast.Await) -> FnInstance | None:
     if info is None or info.transform is not None or not isinstance(target, DirectCall):
         return None
     f = target.fn
-    return f if f.coro is not None and f.decl.body is not None and is_prelude_task(f.ret) else None
+    return f if f.coro is not None and f.decl.body is not None and is_prelude_promise(f.ret, "Task") else None
 
 
 def runs_in_place(inline_bodies: bool, f: FnInstance, chain: list[FnInstance]) -> bool:

@@ -157,12 +157,12 @@ def _function_body(text: str, symbol: str) -> str | None:
 
 
 def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]],
-          frames: list[FrameReport], pushed: Sequence[tuple[FnInstance, object, FnInstance]] = (),
-          in_place: Sequence[tuple[FnInstance, object, FnInstance]] = ()) -> list[SiteReport]:
+          frames: list[FrameReport],
+          frameless: Sequence[tuple[str, FnInstance, object, FnInstance]] = ()) -> list[SiteReport]:
     """Per call site, whether the frame (retcon: the control block holding the
-    buffer) was placed in the caller's stack frame; a loop's generator run as
-    a recursive function (`pushed`) and an awaited task run in place
-    (`in_place`) make none."""
+    buffer) was placed in the caller's stack frame; the `frameless` ones (a
+    loop's generator run as a recursive function, an awaited task run in
+    place: SiteReport.no_frame says which) make none."""
     alloc = re.escape(rt_symbol("coro_alloc"))
     sizes = {f.coroutine: f.layout_size for f in frames}
     reports = []
@@ -178,8 +178,7 @@ def sites(o2_text: str, recorded: list[tuple[FnInstance, object, FnInstance]],
             report.overflows = (sizes.get(callee.display) or 0) > buffer_bytes(callee.ret)
         reports.append(report)
     reports += [SiteReport(str(span), caller.display, callee.display, elided=True, span=span, no_frame=why)
-                for why, recorded_sites in (("pushed", pushed), ("in place", in_place))
-                for caller, span, callee in recorded_sites]
+                for why, caller, span, callee in frameless]
     return _merged(reports)
 
 

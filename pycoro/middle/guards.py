@@ -94,13 +94,10 @@ return; a coroutine's frame allocation keeps LLVM from doing it here.
 """
 from __future__ import annotations
 
-from ..common.paths import stdlib_display
 from ..common.record import record
 from ..frontend import ast
 from ..frontend.program import DirectCall, FnInstance, GlobalVar, LocalVar
-from ..frontend.types import VOID, PromiseT, PtrT, Type, is_scalar
-
-_PRELUDE = stdlib_display("prelude")
+from ..frontend.types import VOID, PtrT, Type, is_prelude_promise, is_scalar
 
 
 @record(frozen=True)
@@ -110,7 +107,7 @@ class BaseCase:
 
 
 def is_prelude_generator(t: Type) -> bool:
-    return isinstance(t, PromiseT) and t.decl.name == "Generator" and t.decl.span.file == _PRELUDE
+    return is_prelude_promise(t, "Generator")
 
 
 def base_cases(g: FnInstance) -> tuple[BaseCase, ...]:

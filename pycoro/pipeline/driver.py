@@ -332,7 +332,7 @@ class Compilation:
                      (id(f) in awaited or not in_stdlib(f.decl.span.file))]
         contexts = explain.async_frames(lowered[0], machine.target_data, async_fns, o2_text)
         return (frames + contexts,
-                explain.sites(o2_text, gen.sites, frames, gen.pushed_sites, gen.in_place_sites)
+                explain.sites(o2_text, gen.sites, frames, gen.frameless_sites)
                 + explain.async_sites(gen.async_sites, contexts))
 
     def run(self, check_leaks: bool = False, use_cache: bool = True) -> int:

@@ -183,8 +183,7 @@ class PromisedEmitter(BodyEmitter):
         task = awaited_task(fg.inst, e)
         if task is not None and runs_in_place(fg.mg.inline_bodies, task, fg.inline_chain):
             # a task that never suspends: its body, in place (middle/awaited_in_place.py)
-            if fg.mg.explain:
-                fg.mg.in_place_sites.append((fg.inline_chain[0], e.operand.span, task))
+            fg.mg.frameless_sites.append(("in place", fg.inline_chain[0], e.operand.span, task))
             return fg.emit_inlined(task, fg.call_arguments(e.operand, fg.inst.calls[e.operand]), info.resume.ret)
         if info.transform is not None:
             value = fg.call(info.transform, [self.promise()] + fg.arguments(

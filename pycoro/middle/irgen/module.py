@@ -58,10 +58,10 @@ class ModuleGen:
         self.sites: list[tuple[FnInstance, object, FnInstance]] = []  # caller, span, callee
         # explain's async sites: caller, span, callee, "inlined" | "call" | "spawn"
         self.async_sites: list[tuple[FnInstance, object, FnInstance, str]] = []
-        # explain's loops run as recursive functions: caller, span, generator (middle/internal_iteration.py)
-        self.pushed_sites: list[tuple[FnInstance, object, FnInstance]] = []
-        # `await f(…)`s whose task's body ran in place (middle/awaited_in_place.py): explain's
-        self.in_place_sites: list[tuple[FnInstance, object, FnInstance]] = []
+        # explain's sites that make no frame: why, caller, span, coroutine. "pushed": a
+        # loop run as a recursive function (middle/internal_iteration.py); "in place":
+        # an awaited task's body (middle/awaited_in_place.py)
+        self.frameless_sites: list[tuple[str, FnInstance, object, FnInstance]] = []
         # std/async's parks: the program's `await`s by number ("file:line:col" → 1, 2, …; coro/async_.py)
         self.await_sites: dict[str, int] = {}
         # A context of its own: named struct types would otherwise collide when one

@@ -27,8 +27,8 @@ from .statements import Loop, param_types
 def functions(mg, fg: FnGen, s: ast.For, plan: PushedLoop) -> ir.Function:
     """`g.pushed.N` for the loop `s` of the function `fg` emits, and the
     loop's body and `.made` it calls."""
-    g, number = plan.callee, len(mg.pushed_sites)
-    mg.pushed_sites.append((fg.inst, s.iter.span, g))   # explain's: no frame
+    g, number = plan.callee, len(mg.frameless_sites)   # (a number no other loop's functions have)
+    mg.frameless_sites.append(("pushed", fg.inst, s.iter.span, g))
     params = mg.ramp_arguments(g)
     body = _function(mg, f"{fg.fn.name}.for.{number}", [PTR, mg.llvm(plan.protocol.item.type)])
     pushed = _function(mg, f"{g.symbol}.pushed.{number}", params + [I64, PTR])
