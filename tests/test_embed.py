@@ -484,7 +484,7 @@ def test_a_c_function_of_a_library_loaded_into_python(cache_dir, tmp_path):
     import subprocess
     import sys
 
-    from pycoro.backend.link import c_compiler
+    from pycoro.backend.c_compiler import c_compiler
     cc = c_compiler()
     if cc is None:
         pytest.skip("no C compiler")

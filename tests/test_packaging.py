@@ -30,10 +30,11 @@ def _wheel(tmp_path) -> zipfile.ZipFile:
 def test_the_wheel_carries_the_stdlib_and_nothing_stray(tmp_path):
     wheel = _wheel(tmp_path)
     names = set(wheel.namelist())
-    assert {n.split("/")[0] for n in names} == {"pycoro", "pycoro-0.1.0.dist-info"}
+    assert {n.split("/")[0] for n in names} == {"pycoro", "pycoro-0.1.0.dist-info", "pycoro-0.1.0.data"}
     stdlib = {p.name for p in (ROOT / "pycoro" / "stdlib").glob("*.pc")}
     assert {f"pycoro/stdlib/{name}" for name in stdlib} <= names
-    assert {"pycoro/py.typed", "pycoro/frontend/grammar.lark", "pycoro-0.1.0.dist-info/licenses/LICENSE"} <= names
+    assert {"pycoro/py.typed", "pycoro/frontend/grammar.lark", "pycoro-0.1.0.dist-info/licenses/LICENSE",
+            "pycoro/launcher.c"} <= names
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".o", ".so"))]
     metadata = wheel.read("pycoro-0.1.0.dist-info/METADATA").decode()
     assert "License-Expression: MIT" in metadata and "Project-URL: Documentation" in metadata
@@ -42,3 +43,15 @@ def test_the_wheel_carries_the_stdlib_and_nothing_stray(tmp_path):
     requirements = [line.split(": ", 1)[1] for line in metadata.splitlines() if line.startswith("Requires-Dist: ")]
     assert not [r for r in requirements if "nvidia" in r and "extra ==" not in r]
     assert all("sys_platform" in r for r in requirements if "nvidia" in r)
+
+
+def test_the_pycoro_command_is_the_launching_script(tmp_path):
+    """`pycoro` is bin/pycoro as it is (pip installs it beside the console
+    scripts, executable), and the command in Python is `pycoro-python`,
+    which the script runs (pipeline/launch.py)."""
+    wheel = _wheel(tmp_path)
+    script = wheel.getinfo("pycoro-0.1.0.data/scripts/pycoro")
+    assert wheel.read(script) == (ROOT / "bin" / "pycoro").read_bytes()
+    assert wheel.read(script).startswith(b"#!/bin/sh\n")
+    entry_points = wheel.read("pycoro-0.1.0.dist-info/entry_points.txt").decode()
+    assert "[console_scripts]\npycoro-python = pycoro.cli.main:main\n" in entry_points

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from pycoro.backend.link import c_compiler
+from pycoro.backend.c_compiler import c_compiler
 
 pytestmark = pytest.mark.skipif(c_compiler() is None, reason="linking a shared library needs a C compiler")
 

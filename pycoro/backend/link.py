@@ -13,6 +13,7 @@ import tempfile
 import llvmlite.binding as llvm
 
 from ..common.diagnostics import CompileError, Diagnostic
+from .c_compiler import c_compiler_command
 
 
 def write_object(code: bytes, path: str) -> None:
@@ -23,25 +24,6 @@ def write_object(code: bytes, path: str) -> None:
 def write_assembly(module: llvm.ModuleRef, machine: llvm.TargetMachine, path: str) -> None:
     with open(path, "w") as f:
         f.write(machine.emit_assembly(module))
-
-
-def c_compiler_command() -> list[str] | None:
-    """The C compiler that links, with its flags: `$CC` as make and
-    setuptools read it (`CC="clang -fuse-ld=lld"`), else the first of cc,
-    gcc, clang that is installed."""
-    words = shlex.split(os.environ.get("CC", ""))
-    if words and shutil.which(words[0]):
-        return words
-    for name in ("cc", "gcc", "clang"):
-        if shutil.which(name):
-            return [name]
-    return None
-
-
-def c_compiler() -> str | None:
-    """The C compiler's program (c_compiler_command without its flags)."""
-    command = c_compiler_command()
-    return command[0] if command else None
 
 
 def write_executable(code: bytes, path: str, libraries: tuple[str, ...] = (), dirs: tuple[str, ...] = ()) -> None:

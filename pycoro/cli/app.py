@@ -4,6 +4,8 @@ every command line that main.py's plain parser leaves (help, `--x=y`,
 from __future__ import annotations
 
 import inspect
+import os
+import sys
 from enum import Enum
 from typing import Optional
 
@@ -162,4 +164,7 @@ def _server_status() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    app(args=argv)
+    # `pycoro` runs `pycoro-python` (bin/pycoro): usage lines, and shell
+    # completion's variable (_PYCORO_COMPLETE), name the command users type
+    called = os.path.basename(sys.argv[0])
+    app(args=argv, prog_name="pycoro" if called == "pycoro-python" else None)

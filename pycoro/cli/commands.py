@@ -240,24 +240,28 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     def work(made: list):
+        from ..pipeline.launch import take_command
         from ..pipeline.rerun import run_cached
+        launch_command = take_command()   # bin/pycoro's, for `pycoro run FILE` alone
         options = options_for(opt, trampoline=trampoline, real_time=real_time, debug=debug, target_cpu=target_cpu,
                               libraries=libraries, library_dirs=library_dirs)
         # --deny-warnings: compiled (its object code may still come from the
         # cache), for its warnings are diagnostics only in a check
-        status = None if file == STDIN or deny_warnings else run_cached(file, options, check_leaks)
+        status = None if file == STDIN or deny_warnings else run_cached(file, options, check_leaks, launch_command)
         if status is None and delegate is not None:
             status = delegate()   # a compile server's worker compiles and runs it (and times it)
             if status is not None:
                 made.append(DELEGATED)
-                return status
         if status is None:
             made.append(compilation(file, options, deny_warnings))
             if deny_warnings:
                 made[-1].check()   # the warnings, as errors (a cache entry keeps only their text)
             status = made[-1].run(check_leaks)
-        else:
+        elif not made:
             made.append(None)   # from the cache
+        if launch_command is not None and made[-1] is not None:   # compiled now: the next run needs no Python
+            from ..pipeline.rerun import index_for_launcher
+            index_for_launcher(file, options, launch_command)
         return status & 0xFF
     return _guarded_and_timed(time_stages, work, light=True)
 

@@ -49,19 +49,28 @@ def _read(path: str) -> bytes:
 
 
 @functools.cache
+def compiler_files() -> tuple[list[tuple[str, os.stat_result]], list[tuple[str, os.stat_result]]]:
+    """Every source the compiler is made of, its stdlib too, and the folders
+    that hold them: (path, stat) of each (os.walk rather than pathlib's glob,
+    and no reading of the files)."""
+    files, folders = [], []
+    for directory, subdirectories, names in os.walk(_PACKAGE):
+        subdirectories[:] = [d for d in subdirectories if d != "__pycache__"]
+        folders.append((directory, os.stat(directory)))
+        for name in names:
+            if name.endswith((".py", ".lark", ".pc", ".c")):
+                path = os.path.join(directory, name)
+                files.append((path, os.stat(path)))
+    return files, folders
+
+
+@functools.cache
 def compiler_fingerprint() -> str:
     """A hash of the compiler's version and of its sources' and stdlib's names,
-    sizes and modification times (once per process; os.walk rather than
-    pathlib's glob, and no reading of the files: together 2 ms of every cached
-    run before)."""
+    sizes and modification times (once per process; together 2 ms of every
+    cached run before it was done without reading the files)."""
     stamps = [f"pycoro {__version__} llvmlite {llvmlite.__version__}"]
-    root = _PACKAGE
-    for directory, subdirectories, files in os.walk(root):
-        subdirectories[:] = [d for d in subdirectories if d != "__pycache__"]
-        for name in files:
-            if name.endswith((".py", ".lark", ".pc")):
-                stat = os.stat(os.path.join(directory, name))
-                stamps.append(f"{directory[len(root):]}/{name} {stat.st_size} {stat.st_mtime_ns}")
+    stamps += [f"{path[len(_PACKAGE):]} {stat.st_size} {stat.st_mtime_ns}" for path, stat in compiler_files()[0]]
     return blake2b("\0".join(sorted(stamps)).encode()).hexdigest()
 
 
@@ -150,20 +159,20 @@ def _valid_entry(kind: str, entry_key: str) -> dict | None:
     for path, want in entry["imports"]:
         if digest(_read(path)) != want:
             return None
-    os.utime(os.path.join(cache_dir(), f"{kind}.meta-{entry_key}"))   # used: the newest to keep
+    os.utime(record_path(kind, entry_key))   # used: the newest to keep
     return entry
 
 
-def _entry_file(kind: str, entry_key: str, part: str, field: str) -> tuple[str, bytes, object] | None:
+def _entry_file(kind: str, entry_key: str, part: str, field: str) -> tuple[str, bytes, dict] | None:
     """A valid entry's file `part` (its digest recorded under `field`): where it
-    is, its contents, and the entry's metadata."""
+    is, its contents, and the entry's record."""
     try:
         entry = _valid_entry(kind, entry_key)
         path = os.path.join(cache_dir(), f"{kind}.{part}-{entry_key}")
         if entry is None or field not in entry:
             return None
         data = _read(path)
-        return (path, data, entry["meta"]) if digest(data) == entry[field] else None
+        return (path, data, entry) if digest(data) == entry[field] else None
     except (OSError, ValueError, EOFError, KeyError, TypeError):
         return None   # unreadable, from another layout or another Python's marshal: compile again
 
@@ -171,14 +180,20 @@ def _entry_file(kind: str, entry_key: str, part: str, field: str) -> tuple[str, 
 def load_object(kind: str, entry_key: str) -> tuple[bytes, object] | None:
     """The object code and metadata of a valid entry."""
     found = _entry_file(kind, entry_key, "o", "object")
-    return None if found is None else found[1:]
+    return None if found is None else (found[1], found[2]["meta"])
 
 
-def load_shared(kind: str, entry_key: str) -> tuple[str, object] | None:
+def load_shared(kind: str, entry_key: str) -> tuple[str, object, list[str]] | None:
     """Where a valid entry's code is, linked as a shared library (store_object's
-    `shared`) for loading with ctypes alone, and its metadata."""
+    `shared`) for loading with ctypes alone, its metadata, and the files the
+    program imported."""
     found = _entry_file(kind, entry_key, "so", "shared")
-    return None if found is None else (found[0], found[2])
+    return None if found is None else (found[0], found[2]["meta"], [path for path, _ in found[2]["imports"]])
+
+
+def record_path(kind: str, entry_key: str) -> str:
+    """Where an entry's record is: its modification time is when it was last used."""
+    return os.path.join(cache_dir(), f"{kind}.meta-{entry_key}")
 
 
 def store_object(kind: str, entry_key: str, code: bytes, meta, imported: list[os.PathLike],
@@ -207,10 +222,20 @@ def evict(keep: int = MAX_OBJECTS) -> None:
         return
     if len(entries) <= keep:
         return
-    for _, name in sorted(entries)[:len(entries) - keep]:
+    evicted = sorted(entries)[:len(entries) - keep]
+    for _, name in evicted:
         kind, _, key_part = name.partition(".meta-")
         for file in (name, *(f"{kind}.{part}-{key_part}" for part in ("o", "so"))):
-            try:
-                os.unlink(os.path.join(directory, file))
-            except OSError:
-                pass
+            _unlink(os.path.join(directory, file))
+    # the launcher's indexes (pipeline/launch.py) as old as those: one may name
+    # an evicted entry (its launch then goes to Python, which writes it again)
+    for entry in os.scandir(directory):
+        if entry.name.startswith("launch-") and entry.stat().st_mtime <= evicted[-1][0]:
+            _unlink(entry.path)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

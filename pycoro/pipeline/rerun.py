@@ -17,18 +17,19 @@ from .options import Options
 KIND = "run"   # the driver's Compilation.run stores its entries under this kind
 
 
-def run_cached(path: str, options: Options, check_leaks: bool) -> int | None:
+def run_cached(path: str, options: Options, check_leaks: bool, launch_command: str | None = None) -> int | None:
     """Run the program at `path` from the cache; None when it is not there (or
-    the file cannot be read: the driver then reports why)."""
-    try:
-        with open(path, "rb") as f:   # as the driver reads it (decode_source): a CRLF stays
-            source = f.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+    the file cannot be read: the driver then reports why). `launch_command`:
+    the Python command bin/pycoro runs, where it asks for a launch index of
+    this command line (launch.py)."""
+    found = _entry(path, options)
+    if found is None:
         return None
-    entry_key = cache.object_key(KIND, source, os.path.dirname(os.path.realpath(path)), options, path)
-    library = cache.load_shared(KIND, entry_key)
+    entry_key, library = found
     loaded = inprocess.load_library(library[0], library[1]["frame_counter"]) if library else None
     if loaded is not None:
+        if launch_command is not None:
+            _index(launch_command, path, entry_key, library)
         _warnings(library[1])
         return _status(*inprocess.call_main(*loaded), check_leaks)
     hit = cache.load_object(KIND, entry_key)
@@ -36,6 +37,32 @@ def run_cached(path: str, options: Options, check_leaks: bool) -> int | None:
         return None   # the driver compiles it again, and says which C function is missing
     _warnings(hit[1])
     return run_object(*hit, options, check_leaks)
+
+
+def index_for_launcher(path: str, options: Options, launch_command: str) -> None:
+    """After a `pycoro run` that compiled the program (and stored it), the
+    launch index of its command line: the next run needs no Python."""
+    found = _entry(path, options)
+    if found is not None and found[1] is not None:
+        _index(launch_command, path, *found)
+
+
+def _entry(path: str, options: Options) -> tuple[str, tuple | None] | None:
+    """The program's cache key, and where its code is as a shared library
+    (cache.load_shared); None where the file cannot be read."""
+    try:
+        with open(path, "rb") as f:   # as the driver reads it (decode_source): a CRLF stays
+            source = f.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    entry_key = cache.object_key(KIND, source, os.path.dirname(os.path.realpath(path)), options, path)
+    return entry_key, cache.load_shared(KIND, entry_key)
+
+
+def _index(launch_command: str, path: str, entry_key: str, library: tuple) -> None:
+    if not library[1].get("warnings"):   # (the launcher prints none: the command in Python does)
+        from . import launch
+        launch.write_index(launch_command, path, library[2], library[0], cache.record_path(KIND, entry_key))
 
 
 def _warnings(meta: dict) -> None:
