@@ -63,7 +63,7 @@ def test_a_cached_run_starts_without_python(command, tmp_path):
     (tmp_path / "hello.pc").write_text('fn main() { print("hello, world"); }\n')
     first = command("run", "hello.pc")   # compiles; the launcher is built and the index written
     assert first == (0, "hello, world\n", "", [])
-    assert (command.cache / launch.LAUNCHER).exists()
+    assert (command.cache / launch.launcher_name()).exists()
     second = command("run", "hello.pc")
     assert second[:3] == first[:3]
     assert _trace(second) == [HIT + str(command.cache / "run.so-KEY")]
@@ -103,7 +103,7 @@ def test_a_changed_import_or_environment_goes_to_python(command, tmp_path):
     (tmp_path / "lib.pc").write_text("fn answer() -> i64 { return 42; }\n")
     changed = command("run", "main.pc")
     assert changed[:2] == (0, "42\n")
-    assert changed[3] == [TO_PYTHON + f"a source changed: {tmp_path / 'lib.pc'}"]
+    assert changed[3] == [TO_PYTHON + f"a source changed: {(tmp_path / 'lib.pc').resolve()}"]
     assert command("run", "main.pc")[3][0].startswith(HIT)   # indexed again by the run that compiled
     other = command("run", "main.pc", env={"PYCORO_TARGET_CPU": "x86-64-v2"})
     assert other[:2] == (0, "42\n") and other[3][0].startswith(TO_PYTHON + "another ")
@@ -122,14 +122,64 @@ def test_a_changed_compiler_goes_to_python(command, tmp_path):
     files, folders = cache.compiler_files()
     stamped = {line.split(" ", 3)[3] for line in lines if line.startswith("stamp ")}
     assert {path for path, _ in files} <= stamped
-    assert {line.split(" ", 2)[2] for line in lines if line.startswith("dir ")} == {path for path, _ in folders}
+    assert {path for path, _ in folders} <= {line.split(" ", 2)[2] for line in lines if line.startswith("dir ")}
     init = os.path.join(os.path.dirname(launch.LAUNCHER_SOURCE), "__init__.py")
     index.write_text("\n".join(re.sub(r"^stamp (\d+) (\d+) " + re.escape(init) + "$",
                                       lambda m: f"stamp {m[1]} {int(m[2]) + 1} {init}", line)
                                for line in lines) + "\n")
     stale = command("run", "hello.pc")
     assert stale[:2] == (0, "hi\n")
-    assert stale[3] == [TO_PYTHON + f"the compiler or the cache entry changed: {init}"]
+    assert stale[3] == [TO_PYTHON + f"the compiler changed: {init}"]
+
+
+def test_a_folder_reached_another_way_goes_to_python(command, tmp_path):
+    """The cache's key covers where FILE really is (its imports are looked up
+    there): a link retargeted, or `..` after a link, is another program."""
+    for version in ("r1", "r2"):
+        (tmp_path / version).mkdir()
+        (tmp_path / version / "main.pc").write_text('import "lib.pc";\nfn main() { print(answer()); }\n')
+        (tmp_path / version / "lib.pc").write_text(f"fn answer() -> i64 {{ return {version[1]}; }}\n")
+    (tmp_path / "current").symlink_to("r1")
+    assert command("run", "current/main.pc")[:2] == (0, "1\n")
+    assert command("run", "current/main.pc")[3][0].startswith(HIT)
+    (tmp_path / "current").unlink()
+    (tmp_path / "current").symlink_to("r2")
+    moved = command("run", "current/main.pc")
+    assert moved[:2] == (0, "2\n")
+    assert moved[3] == [TO_PYTHON + f"the program's folder is elsewhere now: {(tmp_path / 'r1').resolve()}"]
+    # link/../main.pc is r2/../main.pc to the system, not ./main.pc
+    (tmp_path / "r2" / "inner").mkdir()
+    (tmp_path / "link").symlink_to("r2/inner")
+    (tmp_path / "main.pc").write_text('fn main() { print("top"); }\n')
+    assert command("run", "link/../main.pc")[:2] == (0, "2\n")
+    (tmp_path / "r2" / "main.pc").write_text('fn main() { print("edited"); }\n')
+    assert command("run", "link/../main.pc")[:2] == (0, "edited\n")
+
+
+def test_the_process_is_set_up_as_pythons(command, tmp_path):
+    """PYTHONUNBUFFERED makes CPython's C stdio unbuffered, and so the
+    launcher's: output and a panic's message interleave as the program wrote
+    them."""
+    (tmp_path / "io.pc").write_text('fn main() { print("one"); panic("two"); }\n')
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYCORO_LAUNCH_TRACE": "", "PYCORO_CACHE_DIR": str(command.cache)}
+    merged = [subprocess.run(f"{tmp_path / 'bin' / 'pycoro'} run io.pc 2>&1", shell=True, capture_output=True,
+                             text=True, cwd=tmp_path, env=env).stdout for _ in range(3)]
+    assert all(out.startswith("one\npanic: two at io.pc:1:") for out in merged), merged
+    assert command("run", "io.pc", env={"PYTHONUNBUFFERED": "1"})[3][0].startswith(HIT)
+
+
+def test_a_launcher_that_cannot_run_here_is_not_used(command, tmp_path):
+    """`$CC` may build for another machine: the launcher is run once before it
+    is used, and a build that failed is not tried at every run."""
+    fake = tmp_path / "cross-cc"
+    fake.write_text('#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\nprintf "not this machine\'s" > "$2"\n'
+                    'chmod +x "$2"\necho built >> "$0.log"\n')
+    fake.chmod(0o755)
+    (tmp_path / "hello.pc").write_text('fn main() { print("hi"); }\n')
+    runs = [command("run", "hello.pc", env={"CC": str(fake)}) for _ in range(3)]
+    assert [run[:3] for run in runs] == [(0, "hi\n", "")] * 3
+    assert not (command.cache / launch.launcher_name()).exists()
+    assert (tmp_path / "cross-cc.log").read_text() == "built\n"
 
 
 def test_only_the_plain_command_line_is_launched(command, tmp_path):
@@ -148,16 +198,9 @@ def test_a_program_with_warnings_is_left_to_python(command, tmp_path):
     assert not [line for run in runs for line in run[3] if line.startswith(HIT)]
 
 
-def test_fnv_is_the_launchers():
-    """64-bit FNV-1a's published test vectors (launcher.c computes the same)."""
-    assert launch.fnv(b"") == 0xCBF29CE484222325
-    assert launch.fnv(b"a") == 0xAF63DC4C8601EC8C
-    assert launch.fnv(b"foobar") == 0x85944171F73967E8
-
-
 def test_the_names_the_launcher_and_the_script_share():
     source = Path(launch.LAUNCHER_SOURCE).read_text()
     script = (ROOT / "bin" / "pycoro").read_text()
     assert f'#define INDEX_FORMAT "{launch.INDEX_FORMAT}"' in source
     assert f'#define COMMAND_VARIABLE "{launch.COMMAND_VARIABLE}"' in source
-    assert f"export {launch.COMMAND_VARIABLE}=" in script and f"/pycoro}}/{launch.LAUNCHER}\n" in script
+    assert f"export {launch.COMMAND_VARIABLE}=" in script and "/pycoro}/launcher-$machine\n" in script

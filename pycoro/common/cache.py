@@ -183,12 +183,12 @@ def load_object(kind: str, entry_key: str) -> tuple[bytes, object] | None:
     return None if found is None else (found[1], found[2]["meta"])
 
 
-def load_shared(kind: str, entry_key: str) -> tuple[str, object, list[str]] | None:
+def load_shared(kind: str, entry_key: str) -> tuple[str, object, dict] | None:
     """Where a valid entry's code is, linked as a shared library (store_object's
-    `shared`) for loading with ctypes alone, its metadata, and the files the
-    program imported."""
+    `shared`) for loading with ctypes alone, its metadata, and its record (the
+    digests of the library and of each file the program imported)."""
     found = _entry_file(kind, entry_key, "so", "shared")
-    return None if found is None else (found[0], found[2]["meta"], [path for path, _ in found[2]["imports"]])
+    return None if found is None else (found[0], found[2]["meta"], found[2])
 
 
 def record_path(kind: str, entry_key: str) -> str:
@@ -229,9 +229,12 @@ def evict(keep: int = MAX_OBJECTS) -> None:
             _unlink(os.path.join(directory, file))
     # the launcher's indexes (pipeline/launch.py) as old as those: one may name
     # an evicted entry (its launch then goes to Python, which writes it again)
-    for entry in os.scandir(directory):
-        if entry.name.startswith("launch-") and entry.stat().st_mtime <= evicted[-1][0]:
-            _unlink(entry.path)
+    try:
+        for entry in os.scandir(directory):
+            if entry.name.startswith("launch-") and entry.stat().st_mtime <= evicted[-1][0]:
+                _unlink(entry.path)
+    except OSError:   # one gone meanwhile (another process evicting, or storing by rename)
+        pass
 
 
 def _unlink(path: str) -> None:

@@ -2,40 +2,45 @@
 
 The `pycoro` command is a shell script (bin/pycoro). For the command line
 `pycoro run FILE` it runs the launcher, a C program (pycoro/launcher.c) that
-this module builds into the cache, which starts the program from its cache
-entry in ~1 ms where Python alone takes ~11. The launcher cannot compute a
-cache key (that needs the compiler's fingerprint, BLAKE2, the options), so a
-Python run of the same command line that finds the entry writes an index for
-it: a text file, `launch-KEY` in the cache folder, KEY the FNV-1a of the
-Python command, the working folder and FILE as given (what the entry's key
-depends on besides what the index checks). Its first line is INDEX_FORMAT,
-then one line per thing that must be as it was, each of which the launcher
-checks before it loads anything:
+this module builds into the cache folder, which starts the program from its
+cache entry in ~1 ms where Python alone takes ~11. The launcher cannot
+compute a cache key (that needs the compiler's fingerprint and the options),
+so a Python run of the same command line that finds the entry (or has just
+made it) writes an index for it: a text file, `launch-KEY` in the cache
+folder, KEY the digest of the Python command, the working folder and FILE as
+given. Its first line is INDEX_FORMAT, then one line per thing that must be
+as it was, each of which the launcher checks before it loads anything:
 
+    command PATH, cwd PATH, file FILE   the command line it is for
     host DIGEST                 cache.host_id(): the processor the code is for
     env NAME DIGEST|-           a variable that changes the key or the compiler
-    source DIGEST PATH          the program and each file it imports, by content
+    base PATH                   where FILE's imports are looked up (the key's)
+    source DIGEST PATH          the program and each file it imported
+    library DIGEST PATH         the program, linked as a shared library
     stamp SIZE MTIME_NS PATH    each compiler source, llvmlite's version, the
-                                Python command, the library: as .pyc files do
-    dir MTIME_NS PATH           each compiler folder: a source added or removed
+                                Python command: as the cache's key covers
+                                them, and as .pyc files are trusted
+    dir MTIME_NS PATH           each compiler folder (a source added or
+                                removed) and each folder on Python's path
+    absent PATH                 a folder on Python's path that is not there
     touch PATH                  the entry's record (used: cache.evict keeps it)
-    library PATH                the program, linked as a shared library
 
-Digests are 64-bit FNV-1a in hex. Anything else, the launcher hands the
-command line to Python, which runs it as before and writes the index again.
-The shell script sets COMMAND_VARIABLE to the Python command's path only for
-that command line; a run without it (`python -m pycoro run`, any option)
-writes no index.
+Digests are cache.digest()'s (BLAKE2b), of the same bytes the entry's record
+holds digests of: an edit after the Python run is seen by the launcher too.
+On any difference the launcher hands the command line to Python, which runs
+it as before and writes the index again. The shell script sets
+COMMAND_VARIABLE to the Python command's path only for that command line; a
+run without it (`python -m pycoro run`, any option) writes no index.
 """
 from __future__ import annotations
 
 import os
+import sys
 
 from ..common import cache
 
-INDEX_FORMAT = "pycoro-launch 1"    # launcher.c's INDEX_FORMAT
+INDEX_FORMAT = "pycoro-launch 2"    # launcher.c's INDEX_FORMAT
 COMMAND_VARIABLE = "PYCORO_COMMAND"
-LAUNCHER = "launcher"               # bin/pycoro runs the cache folder's file of this name
 LAUNCHER_SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "launcher.c")
 
 # What a run reads from the environment that changes its entry's key
@@ -52,54 +57,83 @@ def take_command() -> str | None:
     return os.environ.pop(COMMAND_VARIABLE, None)
 
 
-def fnv(data: bytes, h: int = 0xCBF29CE484222325) -> int:
-    """64-bit FNV-1a: cheap to compute in the launcher, which has no BLAKE2."""
-    for byte in data:
-        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
+def launcher_name() -> str:
+    """The launcher's file in the cache folder, named for this machine as
+    bin/pycoro names it (`read` of /etc/machine-id, a shell builtin): a cache
+    folder shared by machines of other architectures or C libraries (a home
+    on NFS) holds one launcher per machine, each built where it runs."""
+    try:
+        with open("/etc/machine-id", "rb") as f:
+            machine = f.readline().decode("ascii").strip(" \t\n")
+    except (OSError, UnicodeDecodeError):
+        machine = "unknown"
+    return f"launcher-{machine}"
 
 
 def index_path(command: str, file: str) -> str:
-    key = fnv(b"\0".join([os.fsencode(command), os.fsencode(os.getcwd()), os.fsencode(file)]))
-    return os.path.join(cache.cache_dir(), f"launch-{key:016x}")
+    key = cache.digest(b"\0".join([os.fsencode(command), os.fsencode(os.getcwd()), os.fsencode(file)]))[:32]
+    return os.path.join(cache.cache_dir(), f"launch-{key}")
 
 
-def write_index(command: str, file: str, imported: list[str], library: str, record: str) -> None:
-    """Let the launcher run `pycoro run FILE` from this entry (`imported`: the
-    files the program imported; `library`, `record`: the entry's files).
-    Quietly nothing where the cache cannot be written or the launcher cannot
-    be built."""
+def write_index(command: str, file: str, source: bytes, library: str, record: dict, record_path: str) -> None:
+    """Let the launcher run `pycoro run FILE` from this entry (`source`: FILE's
+    contents as the entry's key covers them; `library`: where its shared
+    library is; `record`: its record, at `record_path`). Quietly nothing where
+    the index cannot be written or the launcher built: it is only quicker."""
+    try:
+        lines = _index_lines(command, file, source, library, record, record_path)
+        if lines is not None and ensure_launcher():
+            _store(index_path(command, file), ("\n".join(lines) + "\n").encode())
+    except Exception:  # noqa: BLE001 - anything unforeseen: the run goes on without an index
+        pass
+
+
+def _index_lines(command: str, file: str, source: bytes, library: str, record: dict,
+                 record_path: str) -> list[str] | None:
     host = cache.host_id()
     if not host.startswith("linux\n"):   # a host_id the launcher cannot compute (one without /proc/cpuinfo)
-        return
-    lines = [INDEX_FORMAT, f"host {fnv(host.encode()):016x}"]
+        return None
+    lines = [INDEX_FORMAT, f"command {command}", f"cwd {os.getcwd()}", f"file {file}",
+             f"host {cache.digest(host)}"]
     for name in KEY_ENVIRONMENT:
         value = os.environb.get(os.fsencode(name))
-        lines.append(f"env {name} " + ("-" if value is None else f"{fnv(value):016x}"))
-    for path in [os.path.abspath(file), *imported]:
-        try:
-            lines.append(f"source {fnv(cache._read(path)):016x} {path}")
-        except OSError:
-            return
+        lines.append(f"env {name} " + ("-" if value is None else cache.digest(value)))
+    lines.append(f"base {os.path.dirname(os.path.realpath(file))}")
+    lines.append(f"source {cache.digest(source)} {file}")
+    lines += [f"source {want} {path}" for path, want in record["imports"]]
+    lines.append(f"library {record['shared']} {library}")
     files, folders = cache.compiler_files()
     import llvmlite   # (loaded already: the cache's key covers its version)
-    stamped = [*files, *((path, None) for path in (command, library, _version_file(llvmlite)))]
-    for path, stat in stamped:
-        try:
-            stat = stat or os.stat(path)
-        except OSError:
-            return
-        lines.append(f"stamp {stat.st_size} {stat.st_mtime_ns} {path}")
+    files = [*files, *((path, os.stat(path)) for path in (command, _version_file(llvmlite)))]
+    lines += [f"stamp {stat.st_size} {stat.st_mtime_ns} {path}" for path, stat in files]
     lines += [f"dir {stat.st_mtime_ns} {path}" for path, stat in folders]
-    lines += [f"touch {record}", f"library {library}"]
-    if any("\n" in line for line in lines) or not ensure_launcher():
-        return
-    _store(index_path(command, file), ("\n".join(lines) + "\n").encode())
+    lines += _python_path()
+    lines.append(f"touch {record_path}")
+    return None if any("\n" in line for line in lines) else lines
+
+
+def _python_path() -> list[str]:
+    """Python's path as this process found it: a package installed into any of
+    its folders (or a user site made) might be a newer pycoro, which the
+    Python command would import."""
+    import site
+    paths = [os.path.abspath(p) for p in sys.path if p]
+    if site.ENABLE_USER_SITE:
+        paths.append(site.getusersitepackages())
+    lines = []
+    for path in dict.fromkeys(paths):
+        try:
+            stat = os.stat(path)
+        except OSError:
+            lines.append(f"absent {path}")
+            continue
+        lines.append(f"dir {stat.st_mtime_ns} {path}" if os.path.isdir(path)
+                     else f"stamp {stat.st_size} {stat.st_mtime_ns} {path}")
+    return lines
 
 
 def _version_file(module) -> str:
-    folder = os.path.dirname(module.__file__)
-    version = os.path.join(folder, "_version.py")
+    version = os.path.join(os.path.dirname(module.__file__), "_version.py")
     return version if os.path.exists(version) else module.__file__
 
 
@@ -118,31 +152,45 @@ def _store(path: str, data: bytes) -> None:
 
 
 def ensure_launcher() -> bool:
-    """Whether the cache folder has the launcher built from this LAUNCHER_SOURCE;
-    built now (with the C compiler that links executables) where it has not."""
-    directory = cache.cache_dir()
-    launcher = os.path.join(directory, LAUNCHER)
-    try:
-        with open(LAUNCHER_SOURCE, "rb") as f:
-            source_digest = f"{fnv(f.read()):016x}"
-        with open(launcher + ".source", encoding="ascii") as f:
-            if f.read() == source_digest and os.access(launcher, os.X_OK):
-                return True
-    except OSError:
-        pass
-    import subprocess
+    """Whether the cache folder has this machine's launcher, built from this
+    LAUNCHER_SOURCE; built now where it has not (by the C compiler that links
+    executables, and run once to see that it runs here: `$CC` may be a cross
+    compiler). A build that failed is not tried again for the same source
+    and compiler."""
+    launcher = os.path.join(cache.cache_dir(), launcher_name())
     from ..backend.c_compiler import c_compiler_command
     compiler = c_compiler_command()
-    if compiler is None:
-        return False
-    partial = f"{launcher}.{os.getpid()}"
+    with open(LAUNCHER_SOURCE, "rb") as f:
+        built_from = f"{cache.digest(f.read())} {compiler}"
     try:
-        os.makedirs(directory, exist_ok=True)
+        with open(launcher + ".source", encoding="utf-8") as f:
+            recorded = f.read()
+    except OSError:
+        recorded = None
+    if recorded == built_from:
+        return os.access(launcher, os.X_OK)
+    if recorded == f"{built_from} failed" or compiler is None:
+        return False
+    import subprocess
+    partial = f"{launcher}.{os.getpid()}"
+    os.makedirs(os.path.dirname(launcher), exist_ok=True)
+    try:
         built = subprocess.run([*compiler, "-O2", LAUNCHER_SOURCE, "-o", partial, "-ldl", "-lpthread"],
                                capture_output=True).returncode == 0
-        if built:
-            os.replace(partial, launcher)
-            _store(launcher + ".source", source_digest.encode())
-    except OSError:
+        # run alone, it says how it is run and exits with status 2
+        built = built and subprocess.run([partial], capture_output=True).returncode == 2
+    except OSError:   # not a program for this machine (ENOEXEC), or no such compiler
         built = False
+    if built:
+        os.replace(partial, launcher)
+    else:
+        _unlink(partial)
+    _store(launcher + ".source", (built_from if built else f"{built_from} failed").encode())
     return built
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

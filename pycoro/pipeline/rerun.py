@@ -25,11 +25,11 @@ def run_cached(path: str, options: Options, check_leaks: bool, launch_command: s
     found = _entry(path, options)
     if found is None:
         return None
-    entry_key, library = found
+    source, entry_key, library = found
     loaded = inprocess.load_library(library[0], library[1]["frame_counter"]) if library else None
     if loaded is not None:
         if launch_command is not None:
-            _index(launch_command, path, entry_key, library)
+            _index(launch_command, path, source, entry_key, library)
         _warnings(library[1])
         return _status(*inprocess.call_main(*loaded), check_leaks)
     hit = cache.load_object(KIND, entry_key)
@@ -43,26 +43,27 @@ def index_for_launcher(path: str, options: Options, launch_command: str) -> None
     """After a `pycoro run` that compiled the program (and stored it), the
     launch index of its command line: the next run needs no Python."""
     found = _entry(path, options)
-    if found is not None and found[1] is not None:
+    if found is not None and found[2] is not None:
         _index(launch_command, path, *found)
 
 
-def _entry(path: str, options: Options) -> tuple[str, tuple | None] | None:
-    """The program's cache key, and where its code is as a shared library
-    (cache.load_shared); None where the file cannot be read."""
+def _entry(path: str, options: Options) -> tuple[bytes, str, tuple | None] | None:
+    """The program's source, its cache key, and where its code is as a shared
+    library (cache.load_shared); None where the file cannot be read."""
     try:
         with open(path, "rb") as f:   # as the driver reads it (decode_source): a CRLF stays
-            source = f.read().decode("utf-8")
+            data = f.read()
+        source = data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     entry_key = cache.object_key(KIND, source, os.path.dirname(os.path.realpath(path)), options, path)
-    return entry_key, cache.load_shared(KIND, entry_key)
+    return data, entry_key, cache.load_shared(KIND, entry_key)
 
 
-def _index(launch_command: str, path: str, entry_key: str, library: tuple) -> None:
+def _index(launch_command: str, path: str, source: bytes, entry_key: str, library: tuple) -> None:
     if not library[1].get("warnings"):   # (the launcher prints none: the command in Python does)
         from . import launch
-        launch.write_index(launch_command, path, library[2], library[0], cache.record_path(KIND, entry_key))
+        launch.write_index(launch_command, path, source, library[0], library[2], cache.record_path(KIND, entry_key))
 
 
 def _warnings(meta: dict) -> None:
