@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -45,13 +46,15 @@ def command(tmp_path):
         base.pop(name, None)
 
     def run(*args, cwd=tmp_path, env=None):
+        env = {**(env or {})}
         proc = subprocess.run([str(bin_dir / "pycoro"), *map(str, args)], capture_output=True, text=True,
-                              cwd=cwd, env={**base, **(env or {})}, timeout=120)
+                              cwd=cwd, env={**base, **env}, timeout=120)
         lines = proc.stderr.splitlines(keepends=True)
         trace = [line.rstrip("\n") for line in lines if line.startswith("pycoro launcher: ")]
         stderr = "".join(line for line in lines if not line.startswith("pycoro launcher: "))
         return proc.returncode, proc.stdout, stderr, trace
     run.cache = tmp_path / "cache"
+    run.base = base
     return run
 
 
@@ -123,7 +126,7 @@ def test_a_changed_compiler_goes_to_python(command, tmp_path):
     stamped = {line.split(" ", 3)[3] for line in lines if line.startswith("stamp ")}
     assert {path for path, _ in files} <= stamped
     assert {path for path, _ in folders} <= {line.split(" ", 2)[2] for line in lines if line.startswith("dir ")}
-    init = os.path.join(os.path.dirname(launch.LAUNCHER_SOURCE), "__init__.py")
+    init = os.path.join(os.path.dirname(launch.LAUNCHER_FOLDER), "__init__.py")
     index.write_text("\n".join(re.sub(r"^stamp (\d+) (\d+) " + re.escape(init) + "$",
                                       lambda m: f"stamp {m[1]} {int(m[2]) + 1} {init}", line)
                                for line in lines) + "\n")
@@ -198,9 +201,66 @@ def test_a_program_with_warnings_is_left_to_python(command, tmp_path):
     assert not [line for run in runs for line in run[3] if line.startswith(HIT)]
 
 
+@pytest.fixture
+def server(command, tmp_path):
+    """A compile server for the command's cache (its socket in a short
+    private folder: sockaddr_un holds 108 bytes); the environment that
+    reaches it. Stopped after."""
+    folder = tempfile.mkdtemp(prefix="pycoro-launch-", dir="/tmp")
+    env = {"PYCORO_SERVER_DIR": os.path.join(folder, "s"), "PYCORO_SERVER": "1"}
+    python = [sys.executable, "-m", "pycoro", "server"]
+    started = subprocess.run([*python, "start", "--idle", "300"], env={**command.base, **env}, capture_output=True,
+                             text=True)
+    assert started.returncode == 0, started.stderr
+    yield env
+    subprocess.run([*python, "stop"], env={**command.base, **env}, capture_output=True)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+SERVED = "pycoro launcher: to the compile server: "
+
+
+def test_the_launcher_hands_commands_to_the_compile_server(command, server, tmp_path):
+    (tmp_path / "p.pc").write_text('fn main() -> i32 { print("hi"); return 3; }\n')
+    (tmp_path / "bad.pc").write_text('fn main() { let x: i64 = "no"; }\n')
+    # the first is the Python command's (the launcher is built, the server recorded)
+    first = command("build", "p.pc", "-o", "p1", env=server)
+    assert first[:3] == (0, "", "")
+    build = command("build", "p.pc", "-o", "p2", env=server)
+    assert build[:3] == (0, "", "") and build[3] == [SERVED + _socket(server)]
+    assert subprocess.run([str(tmp_path / "p2")], capture_output=True, text=True).stdout == "hi\n"
+    alone = command("check", "bad.pc", env={**server, "PYCORO_SERVER": "0"})
+    checked = command("check", "bad.pc", env=server)
+    assert checked[:3] == alone[:3] and checked[0] == 1 and "expected `i64`, found `str`" in checked[2]
+    assert checked[3] == [SERVED + _socket(server)] and alone[3] == []
+    # a program the cache does not have: compiled by the server, then run from the cache
+    compiled = command("run", "p.pc", env=server)
+    assert compiled[:3] == (3, "hi\n", "")
+    assert compiled[3] == [TO_PYTHON + "no index for this command line", SERVED + _socket(server)]
+    assert command("run", "p.pc", env=server)[3][0].startswith(HIT)
+
+
+def test_without_its_server_the_launcher_goes_to_python(command, server, tmp_path):
+    (tmp_path / "p.pc").write_text('fn main() { print("hi"); }\n')
+    command("build", "p.pc", "-o", "p1", env=server)
+    subprocess.run([sys.executable, "-m", "pycoro", "server", "stop"], env={**command.base, **server},
+                   capture_output=True)
+    gone = command("build", "p.pc", "-o", "p2", env=server)
+    assert gone == (0, "", "", [TO_PYTHON + "no compile server for this command"])
+    assert (tmp_path / "p2").exists()
+
+
+def _socket(server: dict) -> str:
+    return next(str(p) for p in Path(server["PYCORO_SERVER_DIR"]).iterdir() if p.suffix == ".sock")
+
+
 def test_the_names_the_launcher_and_the_script_share():
-    source = Path(launch.LAUNCHER_SOURCE).read_text()
+    folder = Path(launch.LAUNCHER_FOLDER)
+    source = "".join((folder / name).read_text() for name in (*launch.LAUNCHER_SOURCES, "launcher.h"))
     script = (ROOT / "bin" / "pycoro").read_text()
     assert f'#define INDEX_FORMAT "{launch.INDEX_FORMAT}"' in source
+    assert f'#define SERVE_FORMAT "{launch.SERVE_FORMAT}"' in source
     assert f'#define COMMAND_VARIABLE "{launch.COMMAND_VARIABLE}"' in source
+    assert f'os.environ.pop("{launch.COMMAND_VARIABLE}", None)' in (ROOT / "pycoro" / "cli" / "main.py").read_text()
     assert f"export {launch.COMMAND_VARIABLE}=" in script and "/pycoro}/launcher-$machine\n" in script
+    assert sorted(p.name for p in folder.glob("*.c")) == sorted(launch.LAUNCHER_SOURCES)

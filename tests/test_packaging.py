@@ -34,7 +34,7 @@ def test_the_wheel_carries_the_stdlib_and_nothing_stray(tmp_path):
     stdlib = {p.name for p in (ROOT / "pycoro" / "stdlib").glob("*.pc")}
     assert {f"pycoro/stdlib/{name}" for name in stdlib} <= names
     assert {"pycoro/py.typed", "pycoro/frontend/grammar.lark", "pycoro-0.1.0.dist-info/licenses/LICENSE",
-            "pycoro/launcher.c"} <= names
+            "pycoro/launcher/launcher.c", "pycoro/launcher/launcher.h"} <= names
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".o", ".so"))]
     metadata = wheel.read("pycoro-0.1.0.dist-info/METADATA").decode()
     assert "License-Expression: MIT" in metadata and "Project-URL: Documentation" in metadata

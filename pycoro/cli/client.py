@@ -230,6 +230,14 @@ def delegate(argv: list[str]) -> int | None:
     return answer["status"]
 
 
+def tell_launcher(launch_command: str) -> None:
+    """A command this compiler's server ran for bin/pycoro's Python command:
+    its launcher hands it the next ones itself (pipeline/launch.py's serve
+    index), without starting Python."""
+    from ..pipeline.launch import write_serve_index
+    write_serve_index(launch_command, socket_path())
+
+
 # A signal this process must end by, told on a thread that cannot set its
 # handler (Python ignores SIGPIPE and SIGXFSZ: sent while ignored, it would
 # end nothing, and the status would be 128 + N instead).

@@ -252,6 +252,9 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
             status = delegate()   # a compile server's worker compiles and runs it (and times it)
             if status is not None:
                 made.append(DELEGATED)
+                if launch_command is not None:
+                    from .client import tell_launcher
+                    tell_launcher(launch_command)
         if status is None:
             made.append(compilation(file, options, deny_warnings))
             if deny_warnings:

@@ -20,8 +20,14 @@ import sys
 def main() -> None:
     argv = sys.argv[1:]
     if argv[:1] != ["run"]:
+        # bin/pycoro's, where its launcher found no server to hand this to (a
+        # `run`'s is commands.run_program's); the worker does not see it
+        launch_command = os.environ.pop("PYCORO_COMMAND", None)   # (launch.py's COMMAND_VARIABLE)
         status = _delegate(argv)   # before the CLI's own modules: a served command needs none of them
         if status is not None:
+            if launch_command is not None:
+                from .client import tell_launcher
+                tell_launcher(launch_command)
             _leave(status)
     from . import commands
     served = False

@@ -58,7 +58,7 @@ def compiler_files() -> tuple[list[tuple[str, os.stat_result]], list[tuple[str, 
         subdirectories[:] = [d for d in subdirectories if d != "__pycache__"]
         folders.append((directory, os.stat(directory)))
         for name in names:
-            if name.endswith((".py", ".lark", ".pc", ".c")):
+            if name.endswith((".py", ".lark", ".pc", ".c", ".h")):
                 path = os.path.join(directory, name)
                 files.append((path, os.stat(path)))
     return files, folders

@@ -41,7 +41,13 @@ from ..common import cache
 
 INDEX_FORMAT = "pycoro-launch 2"    # launcher.c's INDEX_FORMAT
 COMMAND_VARIABLE = "PYCORO_COMMAND"
-LAUNCHER_SOURCE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "launcher.c")
+LAUNCHER_FOLDER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "launcher")
+LAUNCHER_SOURCES = ("launcher.c", "index.c", "serve.c", "blake2b.c")   # and launcher.h, which they include
+SERVE_FORMAT = "pycoro-serve 1"     # serve.c's SERVE_FORMAT
+# What decides which compile server the Python command would hand a command
+# to (client.socket_path: its folder; the compiler Python imports)
+SERVE_ENVIRONMENT = ("PYCORO_SERVER_DIR", "XDG_RUNTIME_DIR", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE",
+                     "PYTHONNOUSERSITE", "PYTHONSAFEPATH")
 
 # What a run reads from the environment that changes its entry's key
 # (options.backtraces_wanted, cache.host_id) or which compiler the Python
@@ -94,22 +100,50 @@ def _index_lines(command: str, file: str, source: bytes, library: str, record: d
     if not host.startswith("linux\n"):   # a host_id the launcher cannot compute (one without /proc/cpuinfo)
         return None
     lines = [INDEX_FORMAT, f"command {command}", f"cwd {os.getcwd()}", f"file {file}",
-             f"host {cache.digest(host)}"]
-    for name in KEY_ENVIRONMENT:
-        value = os.environb.get(os.fsencode(name))
-        lines.append(f"env {name} " + ("-" if value is None else cache.digest(value)))
-    lines.append(f"base {os.path.dirname(os.path.realpath(file))}")
-    lines.append(f"source {cache.digest(source)} {file}")
+             f"host {cache.digest(host)}", *_environment(KEY_ENVIRONMENT),
+             f"base {os.path.dirname(os.path.realpath(file))}", f"source {cache.digest(source)} {file}"]
     lines += [f"source {want} {path}" for path, want in record["imports"]]
     lines.append(f"library {record['shared']} {library}")
+    lines += _compiler(command)
+    lines.append(f"touch {record_path}")
+    return None if any("\n" in line for line in lines) else lines
+
+
+def write_serve_index(command: str, socket: str | None) -> None:
+    """After a command line the compile server at `socket` ran for the Python
+    command: let the launcher hand the next ones to it (serve.c), while the
+    compiler and the environment that chose that server are as they are.
+    Quietly nothing where it cannot: it is only quicker."""
+    try:
+        lines = [SERVE_FORMAT, f"command {command}", f"socket {socket}", *_environment(SERVE_ENVIRONMENT),
+                 *_compiler(command)]
+        if socket is not None and not any("\n" in line for line in lines) and ensure_launcher():
+            _store(serve_index_path(command), ("\n".join(lines) + "\n").encode())
+    except Exception:  # noqa: BLE001 - anything unforeseen: the command went on without an index
+        pass
+
+
+def serve_index_path(command: str) -> str:
+    return os.path.join(cache.cache_dir(), f"serve-{cache.digest(command)[:32]}")
+
+
+def _environment(names: tuple[str, ...]) -> list[str]:
+    lines = []
+    for name in names:
+        value = os.environb.get(os.fsencode(name))
+        lines.append(f"env {name} " + ("-" if value is None else cache.digest(value)))
+    return lines
+
+
+def _compiler(command: str) -> list[str]:
+    """The stamps of the compiler the Python command imports: its sources and
+    folders (as the cache's key covers them), llvmlite's version, the command
+    itself (pip rewrites it on every install) and Python's path."""
     files, folders = cache.compiler_files()
     import llvmlite   # (loaded already: the cache's key covers its version)
     files = [*files, *((path, os.stat(path)) for path in (command, _version_file(llvmlite)))]
-    lines += [f"stamp {stat.st_size} {stat.st_mtime_ns} {path}" for path, stat in files]
-    lines += [f"dir {stat.st_mtime_ns} {path}" for path, stat in folders]
-    lines += _python_path()
-    lines.append(f"touch {record_path}")
-    return None if any("\n" in line for line in lines) else lines
+    return [*(f"stamp {stat.st_size} {stat.st_mtime_ns} {path}" for path, stat in files),
+            *(f"dir {stat.st_mtime_ns} {path}" for path, stat in folders), *_python_path()]
 
 
 def _python_path() -> list[str]:
@@ -152,16 +186,16 @@ def _store(path: str, data: bytes) -> None:
 
 
 def ensure_launcher() -> bool:
-    """Whether the cache folder has this machine's launcher, built from this
-    LAUNCHER_SOURCE; built now where it has not (by the C compiler that links
+    """Whether the cache folder has this machine's launcher, built from these
+    LAUNCHER_SOURCES; built now where it has not (by the C compiler that links
     executables, and run once to see that it runs here: `$CC` may be a cross
-    compiler). A build that failed is not tried again for the same source
+    compiler). A build that failed is not tried again for the same sources
     and compiler."""
     launcher = os.path.join(cache.cache_dir(), launcher_name())
     from ..backend.c_compiler import c_compiler_command
     compiler = c_compiler_command()
-    with open(LAUNCHER_SOURCE, "rb") as f:
-        built_from = f"{cache.digest(f.read())} {compiler}"
+    sources = [os.path.join(LAUNCHER_FOLDER, name) for name in (*LAUNCHER_SOURCES, "launcher.h")]
+    built_from = f"{cache.digest(b''.join(cache._read(path) for path in sources))} {compiler}"
     try:
         with open(launcher + ".source", encoding="utf-8") as f:
             recorded = f.read()
@@ -175,8 +209,8 @@ def ensure_launcher() -> bool:
     partial = f"{launcher}.{os.getpid()}"
     os.makedirs(os.path.dirname(launcher), exist_ok=True)
     try:
-        built = subprocess.run([*compiler, "-O2", LAUNCHER_SOURCE, "-o", partial, "-ldl", "-lpthread"],
-                               capture_output=True).returncode == 0
+        built = subprocess.run([*compiler, "-O2", *sources[:len(LAUNCHER_SOURCES)], "-o", partial, "-ldl",
+                                "-lpthread"], capture_output=True).returncode == 0
         # run alone, it says how it is run and exits with status 2
         built = built and subprocess.run([partial], capture_output=True).returncode == 2
     except OSError:   # not a program for this machine (ENOEXEC), or no such compiler

@@ -1,0 +1,41 @@
+/* pycoro's launcher (launcher.c says what it is): what its files share. */
+#ifndef PYCORO_LAUNCHER_H
+#define PYCORO_LAUNCHER_H
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define COMMAND_VARIABLE "PYCORO_COMMAND"   /* launch.py's COMMAND_VARIABLE */
+
+/* The `pycoro` command in Python, and the command line it is handed (its
+   argv, from the command's path on) where the launcher does not do the work. */
+extern const char *python_command;
+extern char **python_argv;
+extern int tracing;
+
+/* Say why (PYCORO_LAUNCH_TRACE) and hand the command line to Python. */
+void __attribute__((noreturn)) to_python(const char *why, const char *what);
+
+/* blake2b.c: cache.py's digest(), as 64 hex digits and a NUL. */
+void blake2b_hex(const void *data, size_t size, char hex[65]);
+
+/* index.c: reading an index (launch.py writes them) and checking its lines. */
+struct index {
+    const char *library, *touch, *socket;   /* its `library`, `touch` and `socket` lines, where it has them */
+};
+int cache_dir(char *out, size_t size);
+/* The index `name` in the cache folder, every line checked (anything
+   unlike the recorded state: to_python); NULL where there is none. */
+char *read_index(const char *name, const char *format, const char *cwd, const char *file, struct index *found);
+char *read_file(const char *path, size_t *size);
+
+/* serve.c: hand the command line `argv` to a compile server, as
+   cli/client.py does, and end this process as its worker ended; returns
+   where no server takes it. `keep_command`: the worker sees
+   COMMAND_VARIABLE (a `run`: it writes the launch index). */
+void serve(char **argv, int keep_command);
+
+/* launcher.c: the process as CPython sets it up before anything runs. */
+void set_up_as_python(void);
+#endif
