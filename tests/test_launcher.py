@@ -23,8 +23,9 @@ from pycoro.pipeline import launch
 
 ROOT = Path(__file__).parent.parent
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or c_compiler() is None
-                                or shutil.which("ld") is None,
-                                reason="the launcher loads a shared library linked by ld, and cc builds it")
+                                or shutil.which("ld") is None or launch.launcher_name() is None,
+                                reason="the launcher loads a shared library linked by ld, cc builds it, and it is "
+                                       "named for the machine (/etc/machine-id)")
 
 HIT = "pycoro launcher: from the cache: "
 TO_PYTHON = "pycoro launcher: to Python: "
@@ -70,6 +71,10 @@ def test_a_cached_run_starts_without_python(command, tmp_path):
     second = command("run", "hello.pc")
     assert second[:3] == first[:3]
     assert _trace(second) == [HIT + str(command.cache / "run.so-KEY")]
+    # a launcher deleted is built again by the next run in Python
+    (command.cache / launch.launcher_name()).unlink()
+    assert command("run", "hello.pc") == first
+    assert _trace(command("run", "hello.pc")) == [HIT + str(command.cache / "run.so-KEY")]
 
 
 PROGRAMS = {
@@ -171,6 +176,22 @@ def test_the_process_is_set_up_as_pythons(command, tmp_path):
     assert command("run", "io.pc", env={"PYTHONUNBUFFERED": "1"})[3][0].startswith(HIT)
 
 
+@pytest.mark.parametrize("locale", [{"LANG": "xx_YY.UTF-8"}, {"LC_CTYPE": "UTF-8"}, {"LC_ALL": "C"}, {}])
+def test_the_locale_is_pythons(command, tmp_path, locale):
+    """CPython coerces a C locale to UTF-8 (PEP 538) before a cached run calls
+    `main`; so does the launcher (the C library's multibyte limit shows it)."""
+    (tmp_path / "loc.pc").write_text("extern fn __ctype_get_mb_cur_max() -> i64;\n"
+                                     "fn main() { print(1.5); print(__ctype_get_mb_cur_max()); }\n")
+    env = {name: value for name, value in os.environ.items() if name not in ("LANG", "LC_ALL", "LC_CTYPE")}
+    python = subprocess.run([sys.executable, "-m", "pycoro", "run", "loc.pc"], capture_output=True, text=True,
+                            cwd=tmp_path, env={**env, **locale, "PYCORO_CACHE_DIR": str(tmp_path / "elsewhere")})
+    for name in ("LANG", "LC_ALL", "LC_CTYPE"):
+        command.base.pop(name, None)
+    runs = [command("run", "loc.pc", env=locale) for _ in range(3)]
+    assert runs[-1][3][0].startswith(HIT)
+    assert [run[:2] for run in runs] == [(0, python.stdout)] * 3
+
+
 def test_a_launcher_that_cannot_run_here_is_not_used(command, tmp_path):
     """`$CC` may build for another machine: the launcher is run once before it
     is used, and a build that failed is not tried at every run."""
@@ -262,5 +283,5 @@ def test_the_names_the_launcher_and_the_script_share():
     assert f'#define SERVE_FORMAT "{launch.SERVE_FORMAT}"' in source
     assert f'#define COMMAND_VARIABLE "{launch.COMMAND_VARIABLE}"' in source
     assert f'os.environ.pop("{launch.COMMAND_VARIABLE}", None)' in (ROOT / "pycoro" / "cli" / "main.py").read_text()
-    assert f"export {launch.COMMAND_VARIABLE}=" in script and "/pycoro}/launcher-$machine\n" in script
+    assert f"export {launch.COMMAND_VARIABLE}=" in script and "/pycoro}/launcher-$machine ;;\n" in script
     assert sorted(p.name for p in folder.glob("*.c")) == sorted(launch.LAUNCHER_SOURCES)

@@ -229,9 +229,11 @@ def evict(keep: int = MAX_OBJECTS) -> None:
             _unlink(os.path.join(directory, file))
     # the launcher's indexes (pipeline/launch.py) as old as those: one may name
     # an evicted entry (its launch then goes to Python, which writes it again)
+    # (and what a build or a write killed half-way left: `launcher-M.PID`, `launch-K.PID`)
     try:
         for entry in os.scandir(directory):
-            if entry.name.startswith("launch-") and entry.stat().st_mtime <= evicted[-1][0]:
+            if entry.name.startswith("launch") and entry.stat().st_mtime <= evicted[-1][0] \
+                    and (entry.name.startswith("launch-") or entry.name.rpartition(".")[2].isdigit()):
                 _unlink(entry.path)
     except OSError:   # one gone meanwhile (another process evicting, or storing by rename)
         pass

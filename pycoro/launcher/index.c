@@ -205,6 +205,9 @@ static void check(char *line, struct index *found, const char *cwd, const char *
         struct stat st;
         if (stat(rest, &st) == 0)
             to_python("the compiler changed", rest);
+    } else if (strcmp(kind, "launcher") == 0) {
+        if (strcmp(rest, LAUNCHER_DIGEST) != 0)   /* another pycoro's launcher, built into the same cache */
+            to_python("an index for another launcher", rest);
     } else if (strcmp(kind, "touch") == 0) {
         found->touch = rest;
     } else if (strcmp(kind, "socket") == 0) {
@@ -224,6 +227,8 @@ char *read_index(const char *name, const char *format, const char *cwd, const ch
     char *index = read_file(path, &size);
     if (!index)
         return NULL;
+    if (strlen(index) != size)
+        to_python("an index this launcher does not know", path);
     char *line = index, *next = strchr(line, '\n');
     if (!next || (size_t)(next - line) != strlen(format) || memcmp(line, format, next - line) != 0)
         to_python("an index this launcher does not know", path);

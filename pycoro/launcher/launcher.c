@@ -23,6 +23,7 @@
    PYCORO_LAUNCH_TRACE=1 says on stderr what it did, and why. */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <limits.h>
 #include <locale.h>
 #include <pthread.h>
@@ -36,6 +37,7 @@
 
 #define INDEX_FORMAT "pycoro-launch 2"   /* launch.py's INDEX_FORMAT */
 #define STACK_SIZE ((size_t)512 << 20)  /* cli/commands.py's in_big_stack */
+
 
 const char *python_command;
 char **python_argv;
@@ -56,25 +58,53 @@ void to_python(const char *why, const char *what) {
     exit(127);
 }
 
-/* As CPython sets up the C runtime before anything runs (a cached Python run
-   calls `main` in such a process): LC_CTYPE from the environment, a C locale
-   coerced to UTF-8 (PEP 538) as CPython does it, and unbuffered C stdio where
-   PYTHONUNBUFFERED asks for it. */
-void set_up_as_python(void) {
-    static const char *const UTF8_LOCALES[] = {"C.UTF-8", "C.utf8", "UTF-8", NULL};
-    const char *coerce = getenv("PYTHONCOERCECLOCALE"), *all = getenv("LC_ALL");
-    const char *unbuffered = getenv("PYTHONUNBUFFERED");
-    if (coerce && *coerce)
-        to_python("PYTHONCOERCECLOCALE is set", NULL);
-    const char *ctype = setlocale(LC_CTYPE, "");
-    if (ctype && strcmp(ctype, "C") == 0 && !(all && *all)) {
-        for (const char *const *target = UTF8_LOCALES; *target; target++)
-            if (setlocale(LC_CTYPE, *target)) {
-                setenv("LC_CTYPE", *target, 1);
-                setlocale(LC_CTYPE, "");
-                break;
-            }
+/* Variables with which CPython does more around a program than the launcher
+   would (a fault handler's report, import traces, an interactive prompt):
+   Python runs such a command line. */
+static const char *const PYTHON_EXTRAS[] = {
+    "PYTHONFAULTHANDLER", "PYTHONDEVMODE", "PYTHONINSPECT", "PYTHONVERBOSE", "PYTHONPROFILEIMPORTTIME",
+    "PYTHONTRACEMALLOC", "PYTHONCOERCECLOCALE", "PYTHONMALLOC", "PYTHONMALLOCSTATS", NULL,
+};
+
+/* CPython 3.11's locale set-up (_PyPreConfig_Read's LC_CTYPE probe and
+   _Py_LegacyLocaleDetected, then _PyPreConfig_Write's _Py_CoerceLegacyLocale
+   and setlocale(LC_CTYPE, "")): a C locale coerced to UTF-8 (PEP 538), every
+   category then set from the environment; otherwise LC_CTYPE only. */
+static void python_locale(void) {
+    static const char *const TARGETS[] = {"C.UTF-8", "C.utf8", "UTF-8", NULL};
+    const char *all = getenv("LC_ALL");
+    setlocale(LC_CTYPE, "");
+    const char *now = setlocale(LC_CTYPE, NULL);
+    int legacy = !(all && *all) && now && strcmp(now, "C") == 0;
+    setlocale(LC_CTYPE, "C");
+    for (const char *const *target = TARGETS; legacy && *target; target++) {
+        if (!setlocale(LC_CTYPE, *target))
+            continue;
+        const char *codeset = nl_langinfo(CODESET);
+        if (!codeset || !*codeset) {
+            setlocale(LC_CTYPE, "");
+            continue;
+        }
+        setlocale(LC_ALL, "");
+        if (setenv("LC_CTYPE", *target, 1) == 0)
+            setlocale(LC_ALL, "");
+        break;
     }
+    setlocale(LC_CTYPE, "");
+}
+
+/* As CPython sets up the C runtime before anything runs (a cached Python run
+   calls `main` in such a process, and the Python client sends its
+   environment): its locale, unbuffered C stdio where PYTHONUNBUFFERED asks,
+   SIGPIPE and SIGXFSZ ignored. */
+void set_up_as_python(void) {
+    const char *unbuffered = getenv("PYTHONUNBUFFERED");
+    for (const char *const *name = PYTHON_EXTRAS; *name; name++) {
+        const char *value = getenv(*name);
+        if (value && *value)
+            to_python("a variable for Python", *name);
+    }
+    python_locale();
     if (unbuffered && *unbuffered) {
         setvbuf(stdin, NULL, _IONBF, BUFSIZ);
         setvbuf(stdout, NULL, _IONBF, BUFSIZ);

@@ -7,6 +7,9 @@
 #include <string.h>
 
 #define COMMAND_VARIABLE "PYCORO_COMMAND"   /* launch.py's COMMAND_VARIABLE */
+#ifndef LAUNCHER_DIGEST   /* launch.py builds the launcher with its sources' digest: an index names the launcher it is for */
+#define LAUNCHER_DIGEST "unknown"
+#endif
 
 /* The `pycoro` command in Python, and the command line it is handed (its
    argv, from the command's path on) where the launcher does not do the work. */

@@ -100,7 +100,8 @@ static int python_stdio(const char **encodings, const char **errors) {
     const char *io = getenv("PYTHONIOENCODING"), *utf8 = getenv("PYTHONUTF8");
     if ((io && *io) || (utf8 && *utf8))
         return 0;
-    const char *ctype = setlocale(LC_CTYPE, "");
+    setlocale(LC_CTYPE, "");
+    const char *ctype = setlocale(LC_CTYPE, NULL);
     if (!ctype)
         return 0;
     /* the C and POSIX locales turn on the UTF-8 mode (PEP 540): surrogateescape */

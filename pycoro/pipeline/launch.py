@@ -24,6 +24,7 @@ as it was, each of which the launcher checks before it loads anything:
                                 removed) and each folder on Python's path
     absent PATH                 a folder on Python's path that is not there
     touch PATH                  the entry's record (used: cache.evict keeps it)
+    launcher DIGEST             the launcher it is for (its sources' digest)
 
 Digests are cache.digest()'s (BLAKE2b), of the same bytes the entry's record
 holds digests of: an edit after the Python run is seen by the launcher too.
@@ -47,13 +48,13 @@ SERVE_FORMAT = "pycoro-serve 1"     # serve.c's SERVE_FORMAT
 # What decides which compile server the Python command would hand a command
 # to (client.socket_path: its folder; the compiler Python imports)
 SERVE_ENVIRONMENT = ("PYCORO_SERVER_DIR", "XDG_RUNTIME_DIR", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE",
-                     "PYTHONNOUSERSITE", "PYTHONSAFEPATH")
+                     "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "PYTHONPLATLIBDIR", "HOME")
 
 # What a run reads from the environment that changes its entry's key
 # (options.backtraces_wanted, cache.host_id) or which compiler the Python
 # command imports.
 KEY_ENVIRONMENT = ("PYCORO_BACKTRACE", "PYCORO_TARGET_CPU", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE",
-                   "PYTHONNOUSERSITE", "PYTHONSAFEPATH")
+                   "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "PYTHONPLATLIBDIR", "HOME")
 
 
 def take_command() -> str | None:
@@ -63,17 +64,19 @@ def take_command() -> str | None:
     return os.environ.pop(COMMAND_VARIABLE, None)
 
 
-def launcher_name() -> str:
+def launcher_name() -> str | None:
     """The launcher's file in the cache folder, named for this machine as
     bin/pycoro names it (`read` of /etc/machine-id, a shell builtin): a cache
     folder shared by machines of other architectures or C libraries (a home
-    on NFS) holds one launcher per machine, each built where it runs."""
+    on NFS) holds one launcher per machine, each built where it runs. None
+    where the machine has no identity (many containers): no launcher, as a
+    shared cache volume could hold one built elsewhere."""
     try:
         with open("/etc/machine-id", "rb") as f:
             machine = f.readline().decode("ascii").strip(" \t\n")
     except (OSError, UnicodeDecodeError):
-        machine = "unknown"
-    return f"launcher-{machine}"
+        return None
+    return None if machine in ("", "uninitialized") or "/" in machine else f"launcher-{machine}"
 
 
 def index_path(command: str, file: str) -> str:
@@ -87,9 +90,10 @@ def write_index(command: str, file: str, source: bytes, library: str, record: di
     library is; `record`: its record, at `record_path`). Quietly nothing where
     the index cannot be written or the launcher built: it is only quicker."""
     try:
-        lines = _index_lines(command, file, source, library, record, record_path)
-        if lines is not None and ensure_launcher():
-            _store(index_path(command, file), ("\n".join(lines) + "\n").encode())
+        launcher = ensure_launcher()
+        lines = launcher and _index_lines(command, file, source, library, record, record_path)
+        if lines:
+            _store(index_path(command, file), ("\n".join([*lines, f"launcher {launcher}"]) + "\n").encode())
     except Exception:  # noqa: BLE001 - anything unforeseen: the run goes on without an index
         pass
 
@@ -115,9 +119,10 @@ def write_serve_index(command: str, socket: str | None) -> None:
     compiler and the environment that chose that server are as they are.
     Quietly nothing where it cannot: it is only quicker."""
     try:
+        launcher = socket is not None and ensure_launcher()
         lines = [SERVE_FORMAT, f"command {command}", f"socket {socket}", *_environment(SERVE_ENVIRONMENT),
-                 *_compiler(command)]
-        if socket is not None and not any("\n" in line for line in lines) and ensure_launcher():
+                 *_compiler(command), f"launcher {launcher}"] if launcher else []
+        if lines and not any("\n" in line for line in lines):
             _store(serve_index_path(command), ("\n".join(lines) + "\n").encode())
     except Exception:  # noqa: BLE001 - anything unforeseen: the command went on without an index
         pass
@@ -185,42 +190,49 @@ def _store(path: str, data: bytes) -> None:
             pass
 
 
-def ensure_launcher() -> bool:
-    """Whether the cache folder has this machine's launcher, built from these
-    LAUNCHER_SOURCES; built now where it has not (by the C compiler that links
-    executables, and run once to see that it runs here: `$CC` may be a cross
-    compiler). A build that failed is not tried again for the same sources
-    and compiler."""
-    launcher = os.path.join(cache.cache_dir(), launcher_name())
-    from ..backend.c_compiler import c_compiler_command
-    compiler = c_compiler_command()
-    sources = [os.path.join(LAUNCHER_FOLDER, name) for name in (*LAUNCHER_SOURCES, "launcher.h")]
-    built_from = f"{cache.digest(b''.join(cache._read(path) for path in sources))} {compiler}"
+def ensure_launcher() -> str | None:
+    """The digest of the launcher the cache folder has for this machine, built
+    from these LAUNCHER_SOURCES (an index names it: another pycoro's launcher
+    in the same cache does not take its indexes); built now where it has not
+    (by the C compiler that links executables, and run once to see that it
+    runs here: `$CC` may be a cross compiler). None where there is none: a
+    build that failed is not tried again for the same sources and `$CC`."""
+    name = launcher_name()
+    if name is None:
+        return None
+    launcher = os.path.join(cache.cache_dir(), name)
+    sources = [os.path.join(LAUNCHER_FOLDER, source) for source in (*LAUNCHER_SOURCES, "launcher.h")]
+    digest = cache.digest(b"".join(cache._read(path) for path in sources))
+    built_from = f"{digest} {os.environ.get('CC', '')}"
     try:
         with open(launcher + ".source", encoding="utf-8") as f:
             recorded = f.read()
     except OSError:
         recorded = None
-    if recorded == built_from:
-        return os.access(launcher, os.X_OK)
-    if recorded == f"{built_from} failed" or compiler is None:
-        return False
+    if recorded == f"{built_from} failed":
+        return None
+    if recorded == built_from and os.access(launcher, os.X_OK):
+        return digest
     import subprocess
+    from ..backend.c_compiler import c_compiler_command   # (only to build: 5 ms of imports)
+    compiler = c_compiler_command()
     partial = f"{launcher}.{os.getpid()}"
     os.makedirs(os.path.dirname(launcher), exist_ok=True)
+    quietly = {"capture_output": True, "stdin": subprocess.DEVNULL, "timeout": 120}
     try:
-        built = subprocess.run([*compiler, "-O2", *sources[:len(LAUNCHER_SOURCES)], "-o", partial, "-ldl",
-                                "-lpthread"], capture_output=True).returncode == 0
+        built = compiler is not None and subprocess.run(
+            [*compiler, "-O2", f'-DLAUNCHER_DIGEST="{digest}"', *sources[:len(LAUNCHER_SOURCES)], "-o", partial,
+             "-ldl", "-lpthread"], **quietly).returncode == 0
         # run alone, it says how it is run and exits with status 2
-        built = built and subprocess.run([partial], capture_output=True).returncode == 2
-    except OSError:   # not a program for this machine (ENOEXEC), or no such compiler
+        built = built and subprocess.run([partial], **quietly).returncode == 2
+    except (OSError, subprocess.TimeoutExpired):   # not a program for this machine (ENOEXEC), a compiler hung
         built = False
     if built:
         os.replace(partial, launcher)
     else:
         _unlink(partial)
     _store(launcher + ".source", (built_from if built else f"{built_from} failed").encode())
-    return built
+    return digest if built else None
 
 
 def _unlink(path: str) -> None:
