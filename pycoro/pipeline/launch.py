@@ -29,9 +29,19 @@ as it was, each of which the launcher checks before it loads anything:
 Digests are cache.digest()'s (BLAKE2b), of the same bytes the entry's record
 holds digests of: an edit after the Python run is seen by the launcher too.
 On any difference the launcher hands the command line to Python, which runs
-it as before and writes the index again. The shell script sets
-COMMAND_VARIABLE to the Python command's path only for that command line; a
-run without it (`python -m pycoro run`, any option) writes no index.
+it as before and writes the index again.
+
+A serve index, `serve-KEY` (KEY the digest of the Python command), names
+the compile server the Python command handed its last served command to:
+SERVE_FORMAT, `command`, `socket PATH`, the `env` lines of
+SERVE_ENVIRONMENT, the compiler's `stamp`, `dir` and `absent` lines and
+`launcher`. The launcher (serve.c) hands `build`, `check`, `explain` and a
+`run` the cache cannot start to that socket while they hold.
+
+The shell script sets
+COMMAND_VARIABLE to the Python command's path only for those command lines
+(`run FILE` without options); a run without it (`python -m pycoro run`, any
+option) writes no index.
 """
 from __future__ import annotations
 
