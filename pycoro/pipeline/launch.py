@@ -51,20 +51,18 @@ import sys
 from ..common import cache
 
 INDEX_FORMAT = "pycoro-launch 2"    # launcher.c's INDEX_FORMAT
-COMMAND_VARIABLE = "PYCORO_COMMAND"
+SERVE_FORMAT = "pycoro-serve 1"     # serve.c's SERVE_FORMAT
+COMMAND_VARIABLE = "PYCORO_COMMAND"  # launcher.h's, and cli/main.py's
 LAUNCHER_FOLDER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "launcher")
 LAUNCHER_SOURCES = ("launcher.c", "index.c", "serve.c", "blake2b.c")   # and launcher.h, which they include
-SERVE_FORMAT = "pycoro-serve 1"     # serve.c's SERVE_FORMAT
-# What decides which compile server the Python command would hand a command
-# to (client.socket_path: its folder; the compiler Python imports)
-SERVE_ENVIRONMENT = ("PYCORO_SERVER_DIR", "XDG_RUNTIME_DIR", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE",
-                     "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "PYTHONPLATLIBDIR", "HOME")
 
-# What a run reads from the environment that changes its entry's key
-# (options.backtraces_wanted, cache.host_id) or which compiler the Python
-# command imports.
-KEY_ENVIRONMENT = ("PYCORO_BACKTRACE", "PYCORO_TARGET_CPU", "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE",
-                   "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "PYTHONPLATLIBDIR", "HOME")
+# What in the environment changes which compiler the Python command imports
+_PYTHON_PATH = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "PYTHONSAFEPATH",
+                "PYTHONPLATLIBDIR", "HOME")
+# ... and what changes a run's cache key (options.backtraces_wanted, cache.host_id)
+KEY_ENVIRONMENT = ("PYCORO_BACKTRACE", "PYCORO_TARGET_CPU", *_PYTHON_PATH)
+# ... and which compile server the Python command hands a command to (client.socket_path's folder)
+SERVE_ENVIRONMENT = ("PYCORO_SERVER_DIR", "XDG_RUNTIME_DIR", *_PYTHON_PATH)
 
 
 def take_command() -> str | None:
@@ -97,44 +95,39 @@ def index_path(command: str, file: str) -> str:
 def write_index(command: str, file: str, source: bytes, library: str, record: dict, record_path: str) -> None:
     """Let the launcher run `pycoro run FILE` from this entry (`source`: FILE's
     contents as the entry's key covers them; `library`: where its shared
-    library is; `record`: its record, at `record_path`). Quietly nothing where
-    the index cannot be written or the launcher built: it is only quicker."""
-    try:
-        launcher = ensure_launcher()
-        lines = launcher and _index_lines(command, file, source, library, record, record_path)
-        if lines:
-            _store(index_path(command, file), ("\n".join([*lines, f"launcher {launcher}"]) + "\n").encode())
-    except Exception:  # noqa: BLE001 - anything unforeseen: the run goes on without an index
-        pass
-
-
-def _index_lines(command: str, file: str, source: bytes, library: str, record: dict,
-                 record_path: str) -> list[str] | None:
-    host = cache.host_id()
-    if not host.startswith("linux\n"):   # a host_id the launcher cannot compute (one without /proc/cpuinfo)
-        return None
-    lines = [INDEX_FORMAT, f"command {command}", f"cwd {os.getcwd()}", f"file {file}",
-             f"host {cache.digest(host)}", *_environment(KEY_ENVIRONMENT),
-             f"base {os.path.dirname(os.path.realpath(file))}", f"source {cache.digest(source)} {file}"]
-    lines += [f"source {want} {path}" for path, want in record["imports"]]
-    lines.append(f"library {record['shared']} {library}")
-    lines += _compiler(command)
-    lines.append(f"touch {record_path}")
-    return None if any("\n" in line for line in lines) else lines
+    library is; `record`: its record, at `record_path`)."""
+    def lines() -> list[str] | None:
+        host = cache.host_id()
+        if not host.startswith("linux\n"):   # a host_id the launcher cannot compute (one without /proc/cpuinfo)
+            return None
+        return [INDEX_FORMAT, f"command {command}", f"cwd {os.getcwd()}", f"file {file}",
+                f"host {cache.digest(host)}", *_environment(KEY_ENVIRONMENT),
+                f"base {os.path.dirname(os.path.realpath(file))}", f"source {cache.digest(source)} {file}",
+                *(f"source {want} {path}" for path, want in record["imports"]),
+                f"library {record['shared']} {library}", *_compiler(command), f"touch {record_path}"]
+    _write(lambda: index_path(command, file), lines)
 
 
 def write_serve_index(command: str, socket: str | None) -> None:
     """After a command line the compile server at `socket` ran for the Python
     command: let the launcher hand the next ones to it (serve.c), while the
-    compiler and the environment that chose that server are as they are.
-    Quietly nothing where it cannot: it is only quicker."""
+    compiler and the environment that chose that server are as they are."""
+    if socket is not None:
+        _write(lambda: serve_index_path(command),
+               lambda: [SERVE_FORMAT, f"command {command}", f"socket {socket}", *_environment(SERVE_ENVIRONMENT),
+                        *_compiler(command)])
+
+
+def _write(path, lines) -> None:
+    """Write the index `lines()` at `path()`, naming the launcher it is for.
+    Quietly nothing where it cannot be written, a line would hold a newline,
+    or there is no launcher: an index only makes a command quicker."""
     try:
-        launcher = socket is not None and ensure_launcher()
-        lines = [SERVE_FORMAT, f"command {command}", f"socket {socket}", *_environment(SERVE_ENVIRONMENT),
-                 *_compiler(command), f"launcher {launcher}"] if launcher else []
-        if lines and not any("\n" in line for line in lines):
-            _store(serve_index_path(command), ("\n".join(lines) + "\n").encode())
-    except Exception:  # noqa: BLE001 - anything unforeseen: the command went on without an index
+        launcher = ensure_launcher()
+        written = launcher and lines()
+        if written and not any("\n" in line for line in written):
+            _store(path(), ("\n".join([*written, f"launcher {launcher}"]) + "\n").encode())
+    except Exception:  # noqa: BLE001 - anything unforeseen: the command goes on without an index
         pass
 
 
