@@ -192,6 +192,26 @@ def test_the_locale_is_pythons(command, tmp_path, locale):
     assert [run[:2] for run in runs] == [(0, python.stdout)] * 3
 
 
+def test_floats_print_with_a_point_whatever_the_locale(command, tmp_path):
+    """CPython's PEP 538 coercion sets LC_NUMERIC from the environment too,
+    and the runtime's float printing goes through snprintf: a comma locale
+    gave `1.,5` (it now keeps only the digits of what snprintf wrote)."""
+    if shutil.which("localedef") is None or not Path("/usr/share/i18n/locales/de_DE").exists():
+        pytest.skip("building a de_DE locale needs localedef and the locale sources")
+    (tmp_path / "locales").mkdir()
+    built = subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", str(tmp_path / "locales" / "de_DE.UTF-8")],
+                           capture_output=True)
+    if not (tmp_path / "locales" / "de_DE.UTF-8").exists():
+        pytest.skip(f"localedef failed: {built.stderr!r}")
+    (tmp_path / "fl.pc").write_text("fn main() { print(1.5); print(0.25e-7); let f: f32 = 2.25; print(f); }\n")
+    for name in ("LANG", "LC_ALL", "LC_CTYPE"):
+        command.base.pop(name, None)
+    env = {"LOCPATH": str(tmp_path / "locales"), "LC_NUMERIC": "de_DE.UTF-8"}
+    runs = [command("run", "fl.pc", env=env) for _ in range(3)]
+    assert runs[-1][3][0].startswith(HIT)
+    assert [run[:2] for run in runs] == [(0, "1.5\n2.5e-08\n2.25\n")] * 3
+
+
 def test_a_launcher_that_cannot_run_here_is_not_used(command, tmp_path):
     """`$CC` may build for another machine: the launcher is run once before it
     is used, and a build that failed is not tried at every run."""
