@@ -274,11 +274,18 @@ def test_the_launcher_hands_commands_to_the_compile_server(command, server, tmp_
     checked = command("check", "bad.pc", env=server)
     assert checked[:3] == alone[:3] and checked[0] == 1 and "expected `i64`, found `str`" in checked[2]
     assert checked[3] == [SERVED + _socket(server)] and alone[3] == []
-    # a program the cache does not have: compiled by the server, then run from the cache
+    # a program the cache does not have: to Python, which has the server compile it
+    # (a hit it would run itself), then from the cache
     compiled = command("run", "p.pc", env=server)
-    assert compiled[:3] == (3, "hi\n", "")
-    assert compiled[3] == [TO_PYTHON + "no index for this command line", SERVED + _socket(server)]
+    assert compiled == (3, "hi\n", "", [TO_PYTHON + "no index for this command line"])
     assert command("run", "p.pc", env=server)[3][0].startswith(HIT)
+    # a closed standard stream: Python says so, as without the launcher
+    closed = subprocess.run(f"{tmp_path / 'bin' / 'pycoro'} check bad.pc >&-", shell=True, capture_output=True,
+                            text=True, cwd=tmp_path, env={**command.base, **server}, timeout=60)
+    alone_closed = subprocess.run(f"{tmp_path / 'bin' / 'pycoro'} check bad.pc >&-", shell=True,
+                                  capture_output=True, text=True, cwd=tmp_path,
+                                  env={**command.base, **server, "PYCORO_SERVER": "0"}, timeout=60)
+    assert closed.returncode == alone_closed.returncode == 1
 
 
 def test_without_its_server_the_launcher_goes_to_python(command, server, tmp_path):

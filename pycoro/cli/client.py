@@ -234,6 +234,9 @@ def tell_launcher(launch_command: str) -> None:
     """A command this compiler's server ran for bin/pycoro's Python command:
     its launcher hands it the next ones itself (pipeline/launch.py's serve
     index), without starting Python."""
+    chosen = os.environ.get("PYCORO_SERVER_DIR") or os.environ.get("XDG_RUNTIME_DIR")
+    if chosen and not os.path.isabs(chosen):
+        return   # (the launcher compares the variable, not the folder it names from here)
     from ..pipeline.launch import write_serve_index
     write_serve_index(launch_command, socket_path())
 

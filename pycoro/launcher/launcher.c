@@ -19,7 +19,8 @@
    doubt it hands the command line to PYTHON_COMMAND, the `pycoro` command in
    Python, which gives the same result slowly and writes the index again.
 
-   A `pycoro run FILE` the cache cannot start goes to a compile server too.
+   (A `pycoro run FILE` the cache cannot start goes to Python, which hands it
+   to a server only if the cache misses: a hit runs in this process.)
    PYCORO_LAUNCH_TRACE=1 says on stderr what it did, and why. */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -42,17 +43,10 @@
 const char *python_command;
 char **python_argv;
 int tracing;
-static char **served_argv;   /* what a compile server may be handed instead (run mode: `run FILE`) */
-static int keep_command;
 
 void to_python(const char *why, const char *what) {
     if (tracing)
         fprintf(stderr, "pycoro launcher: to Python: %s%s%s\n", why, what ? ": " : "", what ? what : "");
-    if (served_argv) {
-        char **argv = served_argv;
-        served_argv = NULL;   /* (serve calls back here where it cannot go on) */
-        serve(argv, keep_command);
-    }
     execv(python_command, python_argv);
     fprintf(stderr, "pycoro: cannot run %s\n", python_command);
     exit(127);
@@ -66,30 +60,48 @@ static const char *const PYTHON_EXTRAS[] = {
     "PYTHONTRACEMALLOC", "PYTHONCOERCECLOCALE", "PYTHONMALLOC", "PYTHONMALLOCSTATS", NULL,
 };
 
-/* CPython 3.11's locale set-up (_PyPreConfig_Read's LC_CTYPE probe and
-   _Py_LegacyLocaleDetected, then _PyPreConfig_Write's _Py_CoerceLegacyLocale
-   and setlocale(LC_CTYPE, "")): a C locale coerced to UTF-8 (PEP 538), every
-   category then set from the environment; otherwise LC_CTYPE only. */
-static void python_locale(void) {
-    static const char *const TARGETS[] = {"C.UTF-8", "C.utf8", "UTF-8", NULL};
+static const char *const COERCION_TARGETS[] = {"C.UTF-8", "C.utf8", "UTF-8", NULL};
+
+const char *coercion_target(void) {
     const char *all = getenv("LC_ALL");
     setlocale(LC_CTYPE, "");
     const char *now = setlocale(LC_CTYPE, NULL);
     int legacy = !(all && *all) && now && strcmp(now, "C") == 0;
     setlocale(LC_CTYPE, "C");
-    for (const char *const *target = TARGETS; legacy && *target; target++) {
+    for (const char *const *target = COERCION_TARGETS; legacy && *target; target++) {
         if (!setlocale(LC_CTYPE, *target))
             continue;
         const char *codeset = nl_langinfo(CODESET);
-        if (!codeset || !*codeset) {
-            setlocale(LC_CTYPE, "");
-            continue;
-        }
-        setlocale(LC_ALL, "");
-        if (setenv("LC_CTYPE", *target, 1) == 0)
-            setlocale(LC_ALL, "");
-        break;
+        setlocale(LC_CTYPE, "C");
+        if (codeset && *codeset)
+            return *target;
     }
+    return NULL;
+}
+
+int is_coercion_target(const char *locale) {
+    for (const char *const *target = COERCION_TARGETS; *target; target++)
+        if (strcmp(locale, *target) == 0)
+            return 1;
+    return 0;
+}
+
+const char *python_only_variable(void) {
+    for (const char *const *name = PYTHON_EXTRAS; *name; name++) {
+        const char *value = getenv(*name);
+        if (value && *value)
+            return *name;
+    }
+    return NULL;
+}
+
+/* CPython 3.11's locale set-up: a C locale coerced to UTF-8 (PEP 538),
+   after which every category is set from the environment; otherwise
+   LC_CTYPE only. */
+static void python_locale(void) {
+    const char *target = coercion_target();
+    if (target && setenv("LC_CTYPE", target, 1) == 0)
+        setlocale(LC_ALL, "");
     setlocale(LC_CTYPE, "");
 }
 
@@ -98,12 +110,9 @@ static void python_locale(void) {
    environment): its locale, unbuffered C stdio where PYTHONUNBUFFERED asks,
    SIGPIPE and SIGXFSZ ignored. */
 void set_up_as_python(void) {
-    const char *unbuffered = getenv("PYTHONUNBUFFERED");
-    for (const char *const *name = PYTHON_EXTRAS; *name; name++) {
-        const char *value = getenv(*name);
-        if (value && *value)
-            to_python("a variable for Python", *name);
-    }
+    const char *unbuffered = getenv("PYTHONUNBUFFERED"), *extra = python_only_variable();
+    if (extra)
+        to_python("a variable for Python", extra);
     python_locale();
     if (unbuffered && *unbuffered) {
         setvbuf(stdin, NULL, _IONBF, BUFSIZ);
@@ -142,8 +151,7 @@ static void __attribute__((noreturn)) run(const char *file) {
         to_python("an index cut short", NULL);
 
     set_up_as_python();
-    keep_command = 0;   /* (a program that does not load here: Python runs it without writing the index again) */
-    unsetenv(COMMAND_VARIABLE);
+    unsetenv(COMMAND_VARIABLE);   /* (a program that does not load here: Python runs it without writing the index again) */
     dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL);   /* Python's own: a program's math resolves against it */
     void *library = dlopen(entry.library, RTLD_NOW);
     void *program_main = library ? dlsym(library, "main") : NULL;
@@ -173,7 +181,7 @@ int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "--serve") == 0) {
         python_command = argv[2];
         python_argv = argv + 2;   /* PYTHON_COMMAND ARGS... */
-        serve(argv + 3, 0);
+        serve(argv + 3);
         to_python("no compile server for this command", NULL);
     }
     if (argc != 3) {
@@ -181,12 +189,9 @@ int main(int argc, char **argv) {
                         "(the `pycoro` command runs this)\n", argv[0]);
         return 2;
     }
-    static char *run_argv[4], *run_served[3];
+    static char *run_argv[4];
     python_command = argv[1];
     run_argv[0] = argv[1], run_argv[1] = "run", run_argv[2] = argv[2];
-    run_served[0] = "run", run_served[1] = argv[2];
     python_argv = run_argv;
-    served_argv = run_served;   /* compiled by a server where the cache cannot start it */
-    keep_command = 1;           /* (its worker then writes the launch index) */
     run(argv[2]);
 }

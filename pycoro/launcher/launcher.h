@@ -34,11 +34,18 @@ char *read_index(const char *name, const char *format, const char *cwd, const ch
 char *read_file(const char *path, size_t *size);
 
 /* serve.c: hand the command line `argv` to a compile server, as
-   cli/client.py does, and end this process as its worker ended; returns
-   where no server takes it. `keep_command`: the worker sees
-   COMMAND_VARIABLE (a `run`: it writes the launch index). */
-void serve(char **argv, int keep_command);
+   cli/client.py does, and end this process as its worker ended; returns,
+   having changed nothing of the process, where no server takes it. */
+void serve(char **argv);
 
-/* launcher.c: the process as CPython sets it up before anything runs. */
+/* launcher.c: the process as CPython sets it up before anything runs; the
+   pieces of it the server's client needs without changing the process:
+   where CPython would coerce a C locale (PEP 538), the locale it would
+   coerce to (the process's LC_CTYPE is "C" after); whether a locale is
+   such a target; a set variable with which CPython does more than the
+   launcher would. */
 void set_up_as_python(void);
+const char *coercion_target(void);
+int is_coercion_target(const char *locale);
+const char *python_only_variable(void);
 #endif

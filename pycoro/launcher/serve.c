@@ -5,6 +5,7 @@
    after it was served (launch.py's write_serve_index): the socket, and the
    stamps of the compiler that server is. */
 #include <errno.h>
+#include <fcntl.h>
 #include <langinfo.h>
 #include <limits.h>
 #include <locale.h>
@@ -95,8 +96,9 @@ static void put_key(struct message *m, const char *key) { put_string(m, key); }
 /* ---- the request */
 
 /* The encodings and error handlers CPython 3.11 gives its standard streams
-   (client.py sends them): 0 where this launcher cannot tell them. */
-static int python_stdio(const char **encodings, const char **errors) {
+   (client.py sends them; config_get_stdio_errors): 0 where this launcher
+   cannot tell them. `target`: the locale CPython coerces to, if any. */
+static int python_stdio(const char *target, const char **encodings, const char **errors) {
     const char *io = getenv("PYTHONIOENCODING"), *utf8 = getenv("PYTHONUTF8");
     if ((io && *io) || (utf8 && *utf8))
         return 0;
@@ -104,27 +106,33 @@ static int python_stdio(const char **encodings, const char **errors) {
     const char *ctype = setlocale(LC_CTYPE, NULL);
     if (!ctype)
         return 0;
-    /* the C and POSIX locales turn on the UTF-8 mode (PEP 540): surrogateescape */
+    /* the C and POSIX locales turn on the UTF-8 mode (PEP 540) */
     int utf8_mode = strcmp(ctype, "C") == 0 || strcmp(ctype, "POSIX") == 0;
-    if (!utf8_mode && strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
+    int utf8_codeset = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    /* surrogateescape in the UTF-8 mode, and in a coercion target's locale */
+    int escape = utf8_mode || is_coercion_target(target ? target : ctype);
+    setlocale(LC_CTYPE, "C");
+    if (!utf8_mode && !utf8_codeset)
         return 0;
     for (int i = 0; i < 3; i++) {
         encodings[i] = "utf-8";
-        errors[i] = i == 2 ? "backslashreplace" : utf8_mode ? "surrogateescape" : "strict";
+        errors[i] = i == 2 ? "backslashreplace" : escape ? "surrogateescape" : "strict";
     }
     return 1;
 }
 
+/* The request client.py's `delegate` sends, as CPython would have set up its
+   process (PEP 538's LC_CTYPE in the environment); the process itself is left
+   as it is. 0 where it cannot be made as Python would (Python sends it). */
 static int build_request(struct message *m, char **argv) {
-    const char *encodings[3], *errors[3];
+    const char *encodings[3], *errors[3], *target = coercion_target();
     char cwd[PATH_MAX];
     struct stat st;
     for (int fd = 0; fd < 3; fd++)
         if (fstat(fd, &st) != 0)
             return 0;   /* a closed standard stream cannot be passed: client.py runs it alone too */
-    if (!getcwd(cwd, sizeof cwd) || !python_stdio(encodings, errors))
+    if (!getcwd(cwd, sizeof cwd) || !python_stdio(target, encodings, errors) || python_only_variable())
         return 0;
-    set_up_as_python();   /* its environment, as the Python client's (PEP 538's LC_CTYPE) */
     mode_t mask = umask(0);
     umask(mask);
     int argc = 0;
@@ -143,12 +151,24 @@ static int build_request(struct message *m, char **argv) {
     put_string(m, cwd);
     put_key(m, "env");
     put(m, "{", 1);
+    int coerced = 0;
+    size_t command_length = strlen(COMMAND_VARIABLE);
     for (char **variable = environ; *variable; variable++) {
         char *equals = strchr(*variable, '=');
-        if (!equals || equals == *variable)
-            continue;
-        put_text(m, *variable, (size_t)(equals - *variable));
-        put_string(m, equals + 1);
+        size_t length = equals ? (size_t)(equals - *variable) : 0;
+        if (!length || (length == command_length && memcmp(*variable, COMMAND_VARIABLE, length) == 0))
+            continue;   /* (main.py takes COMMAND_VARIABLE out before it hands a command over) */
+        put_text(m, *variable, length);
+        if (target && length == 8 && memcmp(*variable, "LC_CTYPE", 8) == 0) {
+            put_string(m, target);   /* setenv's: where it was */
+            coerced = 1;
+        } else {
+            put_string(m, equals + 1);
+        }
+    }
+    if (target && !coerced) {   /* setenv's: a new variable last */
+        put_string(m, "LC_CTYPE");
+        put_string(m, target);
     }
     put(m, "0", 1);
     put_key(m, "umask");
@@ -211,7 +231,7 @@ static int parse_answer(const unsigned char *p, size_t n, char key[16], int32_t 
     return (p[at + length + 5] & 0x7F) == '0';
 }
 
-void serve(char **argv, int keep_command) {
+void serve(char **argv) {
     const char *mode = getenv("PYCORO_SERVER");
     struct index found;
     char name[64], hex[65];
@@ -233,18 +253,21 @@ void serve(char **argv, int keep_command) {
         || (st.st_mode & 077))
         return;
     strcpy(address.sun_path, found.socket);
+    /* everything checked before the connection (which takes no standard
+       stream's number: it is not among those the worker is given) */
+    struct message request = {0};
+    if (!build_request(&request, argv))
+        return;
     int connection = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (connection >= 0 && connection < 3) {
+        int moved = fcntl(connection, F_DUPFD_CLOEXEC, 3);
+        close(connection);
+        connection = moved;
+    }
     if (connection < 0 || connect(connection, (struct sockaddr *)&address, sizeof address) != 0) {
         if (connection >= 0)
             close(connection);
         return;   /* no server there now: Python runs it (and starts one, with PYCORO_SERVER=auto) */
-    }
-    if (!keep_command)
-        unsetenv(COMMAND_VARIABLE);
-    struct message request = {0};
-    if (!build_request(&request, argv)) {
-        close(connection);
-        return;
     }
     unsigned char header[4] = {request.size >> 24, (request.size >> 16) & 0xFF, (request.size >> 8) & 0xFF,
                                request.size & 0xFF};
@@ -262,23 +285,22 @@ void serve(char **argv, int keep_command) {
     rights->cmsg_len = CMSG_LEN(sizeof fds);
     memcpy(CMSG_DATA(rights), fds, sizeof fds);
     ssize_t sent = sendmsg(connection, &message, MSG_NOSIGNAL);
-    if (sent <= 0) {
-        close(connection);
-        return;   /* it went away before it took the command */
-    }
-    if (tracing)
-        fprintf(stderr, "pycoro launcher: to the compile server: %s\n", found.socket);
-    size_t total = 4 + request.size;
-    for (size_t done = (size_t)sent; done < total;) {   /* a large environment: the rest, without the descriptors */
+    size_t total = 4 + request.size, done = sent > 0 ? (size_t)sent : 0;
+    while (sent > 0 && done < total) {   /* a large environment: the rest, without the descriptors */
         const unsigned char *from = done < 4 ? header + done : request.data + (done - 4);
         size_t left = done < 4 ? 4 - done : total - done;
         ssize_t n = send(connection, from, left, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
-            break;
-        done += (size_t)n;
+        sent = n;
+        done += n > 0 ? (size_t)n : 0;
     }
+    if (sent <= 0) {   /* it went away before it took the command: Python runs it, as client.py does */
+        close(connection);
+        return;
+    }
+    if (tracing)
+        fprintf(stderr, "pycoro launcher: to the compile server: %s\n", found.socket);
     unsigned char reply_header[4], reply[64];
     char key[16];
     int32_t value;
@@ -287,7 +309,8 @@ void serve(char **argv, int keep_command) {
     size_t length = answered ? ((size_t)reply_header[0] << 24 | (size_t)reply_header[1] << 16
                                 | (size_t)reply_header[2] << 8 | reply_header[3]) : 0;
     answered = answered && length <= sizeof reply && read_exactly(connection, reply, length)
-               && parse_answer(reply, length, key, &value);
+               && parse_answer(reply, length, key, &value)
+               && (strcmp(key, "status") == 0 || strcmp(key, "signal") == 0);
     close(connection);
     fflush(NULL);
     if (!answered) {

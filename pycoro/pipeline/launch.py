@@ -35,8 +35,8 @@ A serve index, `serve-KEY` (KEY the digest of the Python command), names
 the compile server the Python command handed its last served command to:
 SERVE_FORMAT, `command`, `socket PATH`, the `env` lines of
 SERVE_ENVIRONMENT, the compiler's `stamp`, `dir` and `absent` lines and
-`launcher`. The launcher (serve.c) hands `build`, `check`, `explain` and a
-`run` the cache cannot start to that socket while they hold.
+`launcher`. The launcher (serve.c) hands `build`, `check` and `explain` to
+that socket while they hold.
 
 The shell script sets
 COMMAND_VARIABLE to the Python command's path only for those command lines
