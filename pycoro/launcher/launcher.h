@@ -17,7 +17,7 @@ extern const char *python_command;
 extern char **python_argv;
 extern int tracing;
 
-/* Say why (PYCORO_LAUNCH_TRACE) and hand the command line to Python. */
+/* python.c: say why (PYCORO_LAUNCH_TRACE) and hand the command line to Python. */
 void __attribute__((noreturn)) to_python(const char *why, const char *what);
 
 /* blake2b.c: cache.py's digest(), as 64 hex digits and a NUL. */
@@ -38,7 +38,7 @@ char *read_file(const char *path, size_t *size);
    having changed nothing of the process, where no server takes it. */
 void serve(char **argv);
 
-/* launcher.c: the process as CPython sets it up before anything runs; the
+/* python.c: the process as CPython sets it up before anything runs; the
    pieces of it the server's client needs without changing the process:
    where CPython would coerce a C locale (PEP 538), the locale it would
    coerce to (the process's LC_CTYPE is "C" after); whether a locale is

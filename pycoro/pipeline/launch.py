@@ -54,7 +54,7 @@ INDEX_FORMAT = "pycoro-launch 2"    # launcher.c's INDEX_FORMAT
 SERVE_FORMAT = "pycoro-serve 1"     # serve.c's SERVE_FORMAT
 COMMAND_VARIABLE = "PYCORO_COMMAND"  # launcher.h's, and cli/main.py's
 LAUNCHER_FOLDER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "launcher")
-LAUNCHER_SOURCES = ("launcher.c", "index.c", "serve.c", "blake2b.c")   # and launcher.h, which they include
+LAUNCHER_SOURCES = ("launcher.c", "index.c", "serve.c", "python.c", "blake2b.c")   # and launcher.h, which they include
 
 # What in the environment changes which compiler the Python command imports
 _PYTHON_PATH = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "PYTHONSAFEPATH",
