@@ -208,6 +208,7 @@ static void check(char *line, struct index *found, const char *cwd, const char *
     } else if (strcmp(kind, "launcher") == 0) {
         if (strcmp(rest, LAUNCHER_DIGEST) != 0)   /* another pycoro's launcher, built into the same cache */
             to_python("an index for another launcher", rest);
+        found->named = 1;
     } else if (strcmp(kind, "touch") == 0) {
         found->touch = rest;
     } else if (strcmp(kind, "socket") == 0) {
@@ -240,5 +241,7 @@ char *read_index(const char *name, const char *format, const char *cwd, const ch
         *next = 0;
         check(line, found, cwd, file);
     }
+    if (!found->named)
+        to_python("an index for another launcher", path);
     return path;
 }

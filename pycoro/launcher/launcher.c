@@ -37,7 +37,6 @@
 #define INDEX_FORMAT "pycoro-launch 2"   /* launch.py's INDEX_FORMAT */
 #define STACK_SIZE ((size_t)512 << 20)  /* cli/commands.py's in_big_stack */
 
-
 typedef int (*main_function)(int, char **);
 
 static void *call_main(void *main_address) {

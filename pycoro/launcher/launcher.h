@@ -26,6 +26,7 @@ void blake2b_hex(const void *data, size_t size, char hex[65]);
 /* index.c: reading an index (launch.py writes them) and checking its lines. */
 struct index {
     const char *library, *touch, *socket;   /* its `library`, `touch` and `socket` lines, where it has them */
+    int named;                              /* its `launcher` line named this launcher */
 };
 int cache_dir(char *out, size_t size);
 /* The index `name` in the cache folder, every line checked (anything
