@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 
@@ -596,6 +597,14 @@ def test_run_reads_the_program_from_stdin(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pycoro", "check", "-"], cwd=tmp_path, capture_output=True,
                           text=True, input="fn main() { let x: i64 = true; print(x); }\n", timeout=120)
     assert proc.returncode == 1 and proc.stderr.startswith("<stdin>:1:26: error: expected `i64`, found `bool`")
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_closed_stdin_is_a_diagnostic(tmp_path, command):
+    proc = subprocess.run(f"{shlex.quote(sys.executable)} -m pycoro {command} - <&-", shell=True, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYCORO_SERVER": "0"})
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "error: cannot read the program from stdin: "
+                                                                  "it is closed\n")
 
 
 @pytest.mark.parametrize("emit,start", [("llvm", "; ModuleID"), ("lowered", "; ModuleID"), ("asm", "\t.")])

@@ -177,8 +177,15 @@ def compilation(file: str, options, deny_warnings: bool = False):
     from ..pipeline.driver import Compilation   # the whole compiler: imported only when needed
     warn = _denied if deny_warnings else print_warnings
     if file == STDIN:   # `pycoro run -`: imports are relative to the current directory
-        source = decode_source(sys.stdin.buffer.read(), "<stdin>")
-        return Compilation(source, "<stdin>", Path.cwd(), options, warn)
+        try:
+            if sys.stdin is None:   # (Python's, where descriptor 0 was closed)
+                raise OSError("it is closed")
+            data = sys.stdin.buffer.read()
+        except OSError as err:
+            from ..common.diagnostics import CompileError, Diagnostic
+            raise CompileError([Diagnostic(f"cannot read the program from stdin: {err.strerror or err}",
+                                           None)]) from None
+        return Compilation(decode_source(data, "<stdin>"), "<stdin>", Path.cwd(), options, warn)
     return Compilation.from_file(file, options, warn=warn)
 
 
