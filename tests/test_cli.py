@@ -148,6 +148,22 @@ def test_run_takes_a_program_compiled_before_from_the_cache(cache_dir, tmp_path,
     assert pycoro("run", prog).stdout == "12\n"
 
 
+def test_an_import_through_a_link_pointed_elsewhere_is_compiled_again(cache_dir, tmp_path, pycoro):
+    """The cache checks an import by the path it was looked up at: a link in
+    it pointed at another file (with the same text, whose own imports are
+    then looked up beside it) is another program."""
+    for version in ("1", "2"):
+        (tmp_path / f"v{version}").mkdir()
+        (tmp_path / f"v{version}" / "lib.pc").write_text('import "util.pc";\nfn answer() -> i64 { return util(); }\n')
+        (tmp_path / f"v{version}" / "util.pc").write_text(f"fn util() -> i64 {{ return {version}; }}\n")
+    (tmp_path / "lib.pc").symlink_to("v1/lib.pc")
+    (tmp_path / "main.pc").write_text('import "lib.pc";\nfn main() { print(answer()); }\n')
+    assert pycoro("run", "main.pc", cwd=tmp_path).stdout == "1\n"
+    (tmp_path / "lib.pc").unlink()
+    (tmp_path / "lib.pc").symlink_to("v2/lib.pc")
+    assert pycoro("run", "main.pc", cwd=tmp_path).stdout == "2\n"
+
+
 # Runs a program from the cache in a process where importing the compiler fails.
 RUN_WITHOUT_COMPILER = """
 import sys

@@ -156,8 +156,8 @@ def _valid_entry(kind: str, entry_key: str) -> dict | None:
     if record is None:
         return None
     entry = marshal.loads(record)
-    for path, want in entry["imports"]:
-        if digest(_read(path)) != want:
+    for path, want, leads_to in entry["imports"]:
+        if os.path.realpath(path) != leads_to or digest(_read(path)) != want:
             return None
     os.utime(record_path(kind, entry_key))   # used: the newest to keep
     return entry
@@ -200,7 +200,8 @@ def store_object(kind: str, entry_key: str, code: bytes, meta, imported: list[os
                  shared: bytes | None = None) -> None:
     """Store object code, its metadata, and optionally the same code linked as a
     shared library; the entry is valid while the `imported` files are unchanged."""
-    deps = [[os.fspath(p), digest(_read(p))] for p in imported if os.path.isfile(p)]
+    # each by the path it was looked up at, where it led then and its contents
+    deps = [[os.fspath(p), digest(_read(p)), os.path.realpath(p)] for p in imported if os.path.isfile(p)]
     record = {"meta": meta, "imports": deps, "object": digest(code)}
     store(f"{kind}.o", entry_key, code)   # the record last: it is what makes an entry valid
     if shared is not None:

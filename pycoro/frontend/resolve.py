@@ -27,8 +27,10 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
          sources: Sources | None = None) -> list[ast.Module]:
     """Parse `text` and everything it imports; the prelude comes first, then
     (`async_prelude`, for a program that declares an `async fn`) std/async.
-    The program's own files that it imports are appended to `read`, the
-    text of every file read is added to `sources` (for diagnostics)."""
+    The program's own files that it imports are appended to `read`, each by
+    the path it was looked up at (a link in it may be pointed elsewhere
+    later: the module cache checks where it leads), the text of every file
+    read is added to `sources` (for diagnostics)."""
     sources = Sources() if sources is None else sources
     modules: list[ast.Module] = []
     seen: set[str] = set()
@@ -61,7 +63,7 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
         try:
             text = decode_source(path.read_bytes(), _relative(shown))
             if read is not None and not decl.path.startswith("std/"):
-                read.append(path)
+                read.append(here / decl.path)
         except FileNotFoundError:
             errors.append(Diagnostic(M.import_not_found(decl.path), decl.span))
             return

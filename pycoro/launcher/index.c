@@ -186,6 +186,14 @@ static void check(char *line, struct index *found, const char *cwd, const char *
         char resolved[PATH_MAX];
         if (!file || !realpath(file, resolved) || strcmp(dirname(resolved), rest) != 0)
             to_python("the program's folder is elsewhere now", rest);
+    } else if (strcmp(kind, "leads") == 0) {
+        const char *want = field(&rest);
+        char resolved[PATH_MAX], hex[65];
+        if (!want || !rest || !realpath(rest, resolved))
+            to_python("an import is elsewhere now", rest);
+        blake2b_hex(resolved, strlen(resolved), hex);
+        if (strcmp(hex, want) != 0)
+            to_python("an import is elsewhere now", rest);
     } else if (strcmp(kind, "source") == 0 || strcmp(kind, "library") == 0) {
         const char *want = field(&rest);
         if (!want || !rest || !content_matches(rest, want))

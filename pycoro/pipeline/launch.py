@@ -16,6 +16,8 @@ as it was, each of which the launcher checks before it loads anything:
     env NAME DIGEST|-           a variable that changes the key or the compiler
     base PATH                   where FILE's imports are looked up (the key's)
     source DIGEST PATH          the program and each file it imported
+    leads DIGEST PATH           where an import's path leads (the digest of
+                                its real path: a link pointed elsewhere)
     library DIGEST PATH         the program, linked as a shared library
     stamp SIZE MTIME_NS PATH    each compiler source, llvmlite's version, the
                                 Python command: as the cache's key covers
@@ -103,7 +105,8 @@ def write_index(command: str, file: str, source: bytes, library: str, record: di
         return [INDEX_FORMAT, f"command {command}", f"cwd {os.getcwd()}", f"file {file}",
                 f"host {cache.digest(host)}", *_environment(KEY_ENVIRONMENT),
                 f"base {os.path.dirname(os.path.realpath(file))}", f"source {cache.digest(source)} {file}",
-                *(f"source {want} {path}" for path, want in record["imports"]),
+                *(line for path, want, leads_to in record["imports"]
+                  for line in (f"source {want} {path}", f"leads {cache.digest(leads_to)} {path}")),
                 f"library {record['shared']} {library}", *_compiler(command), f"touch {record_path}"]
     _write(lambda: index_path(command, file), lines)
 
