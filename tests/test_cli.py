@@ -162,6 +162,20 @@ def test_an_import_through_a_link_pointed_elsewhere_is_compiled_again(cache_dir,
     (tmp_path / "lib.pc").unlink()
     (tmp_path / "lib.pc").symlink_to("v2/lib.pc")
     assert pycoro("run", "main.pc", cwd=tmp_path).stdout == "2\n"
+    # a second way to a file imported already: pointed elsewhere, it is another program
+    (tmp_path / "a.pc").write_text("fn a() -> i64 { return 1; }\n")
+    (tmp_path / "c.pc").write_text("fn a() -> i64 { return 2; }\n")
+    (tmp_path / "b.pc").symlink_to("a.pc")
+    (tmp_path / "two.pc").write_text('import "a.pc";\nimport "b.pc";\nfn main() { print(a()); }\n')
+    assert pycoro("run", "two.pc", cwd=tmp_path).stdout == "1\n"
+    (tmp_path / "b.pc").unlink()
+    (tmp_path / "b.pc").symlink_to("c.pc")
+    again = pycoro("run", "two.pc", cwd=tmp_path)
+    assert again.returncode == 1 and "`a` is defined more than once" in again.stderr
+    # an import is read as the system looks its path up
+    (tmp_path / "odd.pc").write_text('import "nope/../a.pc";\nfn main() { print(a()); }\n')
+    odd = pycoro("check", "odd.pc", cwd=tmp_path)
+    assert odd.returncode == 1 and "nope/../a.pc" in odd.stderr
 
 
 # Runs a program from the cache in a process where importing the compiler fails.

@@ -176,7 +176,7 @@ def test_an_import_through_a_link_pointed_elsewhere_goes_to_python(command, tmp_
     (tmp_path / "lib.pc").unlink()
     (tmp_path / "lib.pc").symlink_to("v2/lib.pc")
     moved = command("run", "main.pc")
-    assert moved == (0, "2\n", "", [TO_PYTHON + f"an import is elsewhere now: {tmp_path / 'lib.pc'}"])
+    assert moved == (0, "2\n", "", [TO_PYTHON + f"an import is elsewhere now: {tmp_path.resolve() / 'lib.pc'}"])
 
 
 def test_the_process_is_set_up_as_pythons(command, tmp_path):
@@ -239,6 +239,17 @@ def test_a_launcher_that_cannot_run_here_is_not_used(command, tmp_path):
     assert [run[:3] for run in runs] == [(0, "hi\n", "")] * 3
     assert not (command.cache / launch.launcher_name()).exists()
     assert (tmp_path / "cross-cc.log").read_text() == "built\n"
+
+
+def test_an_index_for_another_launcher_goes_to_python(command, tmp_path):
+    (tmp_path / "hello.pc").write_text('fn main() { print("hi"); }\n')
+    command("run", "hello.pc")
+    index = next(command.cache.glob("launch-*"))
+    lines = index.read_text().splitlines()
+    assert lines[-1].startswith("launcher ")
+    index.write_text("\n".join(lines[:-1]) + "\n")   # as another pycoro's launcher would have written it
+    assert command("run", "hello.pc") == (0, "hi\n", "", [TO_PYTHON + f"an index for another launcher: {index}"])
+    assert command("run", "hello.pc")[3][0].startswith(HIT)   # written again
 
 
 def test_only_the_plain_command_line_is_launched(command, tmp_path):

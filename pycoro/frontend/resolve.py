@@ -56,14 +56,19 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
         else:
             path = (here / decl.path).resolve()
             shown = str(here / decl.path) if not Path(decl.path).is_absolute() else decl.path
+        # read (and recorded) by the path as written, as the system looks it up
+        # (`nope/../lib.pc` is not found); known by where it leads
+        looked_up = path if decl.path.startswith("std/") else here / decl.path
         key = str(path.resolve()) if path.exists() else str(path)
         if key in seen:
+            if read is not None and not decl.path.startswith("std/") and looked_up.is_file():
+                read.append(looked_up)   # another way to it: where it leads is the module cache's to check
             return
         seen.add(key)
         try:
-            text = decode_source(path.read_bytes(), _relative(shown))
+            text = decode_source(looked_up.read_bytes(), _relative(shown))
             if read is not None and not decl.path.startswith("std/"):
-                read.append(here / decl.path)
+                read.append(looked_up)
         except FileNotFoundError:
             errors.append(Diagnostic(M.import_not_found(decl.path), decl.span))
             return
