@@ -1,4 +1,4 @@
-"""The `pycoro` command's launcher (bin/pycoro, pycoro/launcher.c,
+"""The `pycoro` command's launcher (bin/pycoro, pycoro/launcher/,
 pycoro/pipeline/launch.py): `pycoro run FILE` of a cached program starts
 without Python, with the same output and exit status as the Python command,
 and goes to Python whenever anything its cache entry was made from changed.

@@ -1,7 +1,7 @@
 """The launch index: `pycoro run FILE` of a cached program without Python.
 
 The `pycoro` command is a shell script (bin/pycoro). For the command line
-`pycoro run FILE` it runs the launcher, a C program (pycoro/launcher.c) that
+`pycoro run FILE` it runs the launcher, a C program (pycoro/launcher/) that
 this module builds into the cache folder, which starts the program from its
 cache entry in ~1 ms where Python alone takes ~11. The launcher cannot
 compute a cache key (that needs the compiler's fingerprint and the options),
