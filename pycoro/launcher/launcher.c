@@ -17,7 +17,8 @@
    shared library and calls its `main` as a cached Python run does
    (pipeline/rerun.py, in a process set up as CPython sets up its own). On any
    doubt it hands the command line to PYTHON_COMMAND, the `pycoro` command in
-   Python, which gives the same result slowly and writes the index again.
+   Python, which gives the same result slowly and writes the index again
+   (not for a program that does not load here: run() takes that wish back).
 
    (A `pycoro run FILE` the cache cannot start goes to Python, which hands it
    to a server only if the cache misses: a hit runs in this process.)

@@ -40,10 +40,11 @@ SERVE_ENVIRONMENT, the compiler's `stamp`, `dir` and `absent` lines and
 `launcher`. The launcher (serve.c) hands `build`, `check` and `explain` to
 that socket while they hold.
 
-The shell script sets
-COMMAND_VARIABLE to the Python command's path only for those command lines
-(`run FILE` without options); a run without it (`python -m pycoro run`, any
-option) writes no index.
+The shell script sets COMMAND_VARIABLE to the Python command's path for
+`run FILE` without options (a launch index) and for `build`, `check` and
+`explain` unless PYCORO_SERVER=0 (a serve index, once a server ran one); a
+command line without it (`python -m pycoro`, `pycoro-python`, a `run` with
+any option) writes neither.
 """
 from __future__ import annotations
 
