@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -250,6 +251,20 @@ def test_an_index_for_another_launcher_goes_to_python(command, tmp_path):
     index.write_text("\n".join(lines[:-1]) + "\n")   # as another pycoro's launcher would have written it
     assert command("run", "hello.pc") == (0, "hi\n", "", [TO_PYTHON + f"an index for another launcher: {index}"])
     assert command("run", "hello.pc")[3][0].startswith(HIT)   # written again
+
+
+@pytest.mark.parametrize("redirect", ["< /", "<&-"])
+def test_a_folder_or_nothing_as_stdin_is_as_pythons(command, tmp_path, redirect):
+    """CPython does not start with a folder as stdin, and runs with stdin
+    closed: the launcher leaves both to it."""
+    (tmp_path / "hello.pc").write_text('fn main() { print("hi"); }\n')
+    command("run", "hello.pc")
+    assert command("run", "hello.pc")[3][0].startswith(HIT)
+    env = {**command.base, "PYCORO_LAUNCH_TRACE": ""}
+    launched, python = (subprocess.run(f"{program} run hello.pc {redirect}", shell=True, capture_output=True,
+                                       text=True, cwd=tmp_path, env=env, timeout=120)
+                        for program in (tmp_path / "bin" / "pycoro", shlex.quote(sys.executable) + " -m pycoro"))
+    assert (launched.returncode, launched.stdout) == (python.returncode, python.stdout)
 
 
 def test_only_the_plain_command_line_is_launched(command, tmp_path):

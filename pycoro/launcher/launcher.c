@@ -64,6 +64,8 @@ static void __attribute__((noreturn)) run(const char *file) {
     if (!entry.library)
         to_python("an index cut short", NULL);
 
+    if (!standard_streams_usable())
+        to_python("a standard stream closed, or a folder", NULL);   /* as the command in Python would see them */
     set_up_as_python();
     unsetenv(COMMAND_VARIABLE);   /* (a program that does not load here: Python runs it without writing the index again) */
     dlopen("libm.so.6", RTLD_NOW | RTLD_GLOBAL);   /* Python's own: a program's math resolves against it */

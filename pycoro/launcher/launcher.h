@@ -49,4 +49,7 @@ void set_up_as_python(void);
 const char *coercion_target(void);
 int is_coercion_target(const char *locale);
 const char *python_only_variable(void);
+/* Whether stdin, stdout and stderr are open, and none is a folder (where
+   CPython would not start). */
+int standard_streams_usable(void);
 #endif

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "launcher.h"
@@ -53,6 +54,14 @@ int is_coercion_target(const char *locale) {
         if (strcmp(locale, *target) == 0)
             return 1;
     return 0;
+}
+
+int standard_streams_usable(void) {
+    struct stat st;
+    for (int fd = 0; fd < 3; fd++)
+        if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+            return 0;   /* CPython refuses to start ("<stdin> is a directory, cannot continue") */
+    return fstat(0, &st) == 0 && fstat(1, &st) == 0 && fstat(2, &st) == 0;
 }
 
 const char *python_only_variable(void) {

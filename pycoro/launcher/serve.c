@@ -127,10 +127,8 @@ static int python_stdio(const char *target, const char **encodings, const char *
 static int build_request(struct message *m, char **argv) {
     const char *encodings[3], *errors[3], *target = coercion_target();
     char cwd[PATH_MAX];
-    struct stat st;
-    for (int fd = 0; fd < 3; fd++)
-        if (fstat(fd, &st) != 0)
-            return 0;   /* a closed standard stream cannot be passed: client.py runs it alone too */
+    if (!standard_streams_usable())
+        return 0;   /* a closed standard stream cannot be passed: client.py runs it alone too */
     if (!getcwd(cwd, sizeof cwd) || !python_stdio(target, encodings, errors) || python_only_variable())
         return 0;
     mode_t mask = umask(0);
