@@ -55,6 +55,25 @@ HEAVY = frozenset({"pycoro.pipeline.driver", "pycoro.frontend", "lark", "llvmlit
                    "signal", "threading", "array", "pycoro.common.diagnostics"})
 
 
+@pytest.fixture
+def import_through_a_link(tmp_path):
+    """tmp_path/main.pc prints `answer()` of lib.pc, a link to v1/lib.pc, whose
+    own `import "util.pc"` is v1's (1); v2 has the same lib.pc and a util.pc
+    of 2. Returns what points the link at v2/lib.pc (the module cache, and
+    the launcher, must see another program)."""
+    for version in ("1", "2"):
+        (tmp_path / f"v{version}").mkdir()
+        (tmp_path / f"v{version}" / "lib.pc").write_text('import "util.pc";\nfn answer() -> i64 { return util(); }\n')
+        (tmp_path / f"v{version}" / "util.pc").write_text(f"fn util() -> i64 {{ return {version}; }}\n")
+    (tmp_path / "lib.pc").symlink_to("v1/lib.pc")
+    (tmp_path / "main.pc").write_text('import "lib.pc";\nfn main() { print(answer()); }\n')
+
+    def point_elsewhere() -> None:
+        (tmp_path / "lib.pc").unlink()
+        (tmp_path / "lib.pc").symlink_to("v2/lib.pc")
+    return point_elsewhere
+
+
 @pytest.fixture(scope="module", params=["native", "python"], autouse=False)
 def embedding(request):
     """Each test of a module that uses it runs twice: with the native entry

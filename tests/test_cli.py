@@ -148,19 +148,13 @@ def test_run_takes_a_program_compiled_before_from_the_cache(cache_dir, tmp_path,
     assert pycoro("run", prog).stdout == "12\n"
 
 
-def test_an_import_through_a_link_pointed_elsewhere_is_compiled_again(cache_dir, tmp_path, pycoro):
+def test_an_import_through_a_link_pointed_elsewhere_is_compiled_again(cache_dir, tmp_path, pycoro,
+                                                                      import_through_a_link):
     """The cache checks an import by the path it was looked up at: a link in
     it pointed at another file (with the same text, whose own imports are
     then looked up beside it) is another program."""
-    for version in ("1", "2"):
-        (tmp_path / f"v{version}").mkdir()
-        (tmp_path / f"v{version}" / "lib.pc").write_text('import "util.pc";\nfn answer() -> i64 { return util(); }\n')
-        (tmp_path / f"v{version}" / "util.pc").write_text(f"fn util() -> i64 {{ return {version}; }}\n")
-    (tmp_path / "lib.pc").symlink_to("v1/lib.pc")
-    (tmp_path / "main.pc").write_text('import "lib.pc";\nfn main() { print(answer()); }\n')
     assert pycoro("run", "main.pc", cwd=tmp_path).stdout == "1\n"
-    (tmp_path / "lib.pc").unlink()
-    (tmp_path / "lib.pc").symlink_to("v2/lib.pc")
+    import_through_a_link()
     assert pycoro("run", "main.pc", cwd=tmp_path).stdout == "2\n"
     # a second way to a file imported already: pointed elsewhere, it is another program
     (tmp_path / "a.pc").write_text("fn a() -> i64 { return 1; }\n")

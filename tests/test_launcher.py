@@ -165,17 +165,10 @@ def test_a_folder_reached_another_way_goes_to_python(command, tmp_path):
     assert command("run", "link/../main.pc")[:2] == (0, "edited\n")
 
 
-def test_an_import_through_a_link_pointed_elsewhere_goes_to_python(command, tmp_path):
-    for version in ("1", "2"):
-        (tmp_path / f"v{version}").mkdir()
-        (tmp_path / f"v{version}" / "lib.pc").write_text('import "util.pc";\nfn answer() -> i64 { return util(); }\n')
-        (tmp_path / f"v{version}" / "util.pc").write_text(f"fn util() -> i64 {{ return {version}; }}\n")
-    (tmp_path / "lib.pc").symlink_to("v1/lib.pc")
-    (tmp_path / "main.pc").write_text('import "lib.pc";\nfn main() { print(answer()); }\n')
+def test_an_import_through_a_link_pointed_elsewhere_goes_to_python(command, tmp_path, import_through_a_link):
     assert command("run", "main.pc")[:2] == (0, "1\n")
     assert command("run", "main.pc")[3][0].startswith(HIT)
-    (tmp_path / "lib.pc").unlink()
-    (tmp_path / "lib.pc").symlink_to("v2/lib.pc")
+    import_through_a_link()
     moved = command("run", "main.pc")
     assert moved == (0, "2\n", "", [TO_PYTHON + f"an import is elsewhere now: {tmp_path.resolve() / 'lib.pc'}"])
 

@@ -227,20 +227,21 @@ def evict(keep: int = MAX_OBJECTS) -> None:
     for _, name in evicted:
         kind, _, key_part = name.partition(".meta-")
         for file in (name, *(f"{kind}.{part}-{key_part}" for part in ("o", "so"))):
-            _unlink(os.path.join(directory, file))
+            discard(os.path.join(directory, file))
     # the launcher's indexes (pipeline/launch.py) as old as those: one may name
     # an evicted entry (its launch then goes to Python, which writes it again)
-    # (and what a build or a write killed half-way left: `launcher-M.PID`, `launch-K.PID`)
+    # (and what a launcher's build killed half-way left: `launcher-M.PID`)
     try:
         for entry in os.scandir(directory):
             if entry.name.startswith("launch") and entry.stat().st_mtime <= evicted[-1][0] \
                     and (entry.name.startswith("launch-") or entry.name.rpartition(".")[2].isdigit()):
-                _unlink(entry.path)
+                discard(entry.path)
     except OSError:   # one gone meanwhile (another process evicting, or storing by rename)
         pass
 
 
-def _unlink(path: str) -> None:
+def discard(path: str) -> None:
+    """Remove a file of the cache, if it is there."""
     try:
         os.unlink(path)
     except OSError:

@@ -158,72 +158,163 @@ static char *field(char **cursor) {
     return start;
 }
 
-/* Check one line of an index. */
-static void check(char *line, struct index *found, const char *cwd, const char *file) {
-    char *rest = line, *kind = field(&rest);
+/* What a line is checked against besides the system: the command line the
+   launcher was given, and what it gathers of the index. */
+struct context {
+    const char *cwd, *file;
+    struct index *found;
+};
+
+/* A line's check: `rest` is the line after its kind, `why` what the trace
+   says where it fails. */
+typedef void (*line_check)(char *rest, const char *why, struct context *c);
+
+static void same_text(const char *recorded, const char *actual, const char *why) {
+    if (!actual || strcmp(recorded, actual) != 0)
+        to_python(why, recorded);
+}
+
+static void check_command(char *rest, const char *why, struct context *c) {
+    (void)c;
+    same_text(rest, python_command, why);
+}
+
+static void check_cwd(char *rest, const char *why, struct context *c) { same_text(rest, c->cwd, why); }
+
+static void check_file(char *rest, const char *why, struct context *c) { same_text(rest, c->file, why); }
+
+static void check_host(char *rest, const char *why, struct context *c) {
     static char host[70000];
+    char hex[65];
+    (void)c;
+    if (!host_id(host, sizeof host))
+        to_python("a processor the launcher cannot tell", NULL);
+    blake2b_hex(host, strlen(host), hex);
+    if (strcmp(rest, hex) != 0)
+        to_python(why, NULL);
+}
+
+static void check_env(char *rest, const char *why, struct context *c) {
+    const char *name = field(&rest), *value = name ? getenv(name) : NULL;
+    char hex[65] = "-";
+    (void)c;
+    if (value)
+        blake2b_hex(value, strlen(value), hex);
+    if (!name || !rest || strcmp(rest, hex) != 0)
+        to_python(why, name);
+}
+
+static void check_base(char *rest, const char *why, struct context *c) {
+    char resolved[PATH_MAX];
+    if (!c->file || !realpath(c->file, resolved) || strcmp(dirname(resolved), rest) != 0)
+        to_python(why, rest);
+}
+
+static void check_leads(char *rest, const char *why, struct context *c) {
+    const char *want = field(&rest);
+    char resolved[PATH_MAX], hex[65];
+    (void)c;
+    if (!want || !rest || !realpath(rest, resolved))
+        to_python(why, rest);
+    blake2b_hex(resolved, strlen(resolved), hex);
+    if (strcmp(hex, want) != 0)
+        to_python(why, rest);
+}
+
+/* A `DIGEST PATH` line whose file has that content: its path. */
+static char *same_content(char *rest, const char *why) {
+    const char *want = field(&rest);
+    if (!want || !rest || !content_matches(rest, want))
+        to_python(why, rest);
+    return rest;
+}
+
+static void check_source(char *rest, const char *why, struct context *c) {
+    (void)c;
+    same_content(rest, why);
+}
+
+static void check_library(char *rest, const char *why, struct context *c) {
+    c->found->library = same_content(rest, why);
+}
+
+/* A file's or folder's stamp: its size where `size`, and its modification time. */
+static void same_stamp(const char *size, const char *mtime, const char *path, const char *why) {
+    struct stat st;
+    char actual[64];
+    if (!mtime || !path || stat(path, &st) != 0)
+        to_python(why, path);
+    snprintf(actual, sizeof actual, "%lld", mtime_ns(&st));
+    if (strcmp(actual, mtime) != 0 || (size && strtoll(size, NULL, 10) != (long long)st.st_size))
+        to_python(why, path);
+}
+
+static void check_stamp(char *rest, const char *why, struct context *c) {
+    char *size = field(&rest), *mtime = field(&rest);
+    (void)c;
+    same_stamp(size, mtime, rest, why);
+}
+
+static void check_dir(char *rest, const char *why, struct context *c) {
+    char *mtime = field(&rest);
+    (void)c;
+    same_stamp(NULL, mtime, rest, why);
+}
+
+static void check_absent(char *rest, const char *why, struct context *c) {
+    struct stat st;
+    (void)c;
+    if (stat(rest, &st) == 0)
+        to_python(why, rest);
+}
+
+static void check_launcher(char *rest, const char *why, struct context *c) {
+    same_text(rest, LAUNCHER_DIGEST, why);   /* another pycoro's launcher, built into the same cache */
+    c->found->named = 1;
+}
+
+static void keep_touch(char *rest, const char *why, struct context *c) {
+    (void)why;
+    c->found->touch = rest;
+}
+
+static void keep_socket(char *rest, const char *why, struct context *c) {
+    (void)why;
+    c->found->socket = rest;
+}
+
+/* Every kind of line an index may hold (launch.py's docstring). */
+static const struct {
+    const char *kind, *why;
+    line_check check;
+} LINES[] = {
+    {"command", "an index of another command line", check_command},
+    {"cwd", "an index of another command line", check_cwd},
+    {"file", "an index of another command line", check_file},
+    {"host", "another processor, or another PYCORO_TARGET_CPU", check_host},
+    {"env", "another environment", check_env},
+    {"base", "the program's folder is elsewhere now", check_base},
+    {"leads", "an import is elsewhere now", check_leads},
+    {"source", "a source changed", check_source},
+    {"library", "the cache entry changed", check_library},
+    {"stamp", "the compiler changed", check_stamp},
+    {"dir", "the compiler changed", check_dir},
+    {"absent", "the compiler changed", check_absent},
+    {"launcher", "an index for another launcher", check_launcher},
+    {"touch", NULL, keep_touch},
+    {"socket", NULL, keep_socket},
+};
+
+static void check(char *line, struct context *c) {
+    char *rest = line, *kind = field(&rest);
     if (!kind || !rest)
         to_python("an index cut short", NULL);
-    if (strcmp(kind, "command") == 0 || strcmp(kind, "cwd") == 0 || strcmp(kind, "file") == 0) {
-        const char *actual = kind[1] == 'o' ? python_command : kind[1] == 'w' ? cwd : file;
-        if (!actual || strcmp(rest, actual) != 0)
-            to_python("an index of another command line", rest);
-    } else if (strcmp(kind, "host") == 0) {
-        char hex[65];
-        if (!host_id(host, sizeof host))
-            to_python("a processor the launcher cannot tell", NULL);
-        blake2b_hex(host, strlen(host), hex);
-        if (strcmp(rest, hex) != 0)
-            to_python("another processor, or another PYCORO_TARGET_CPU", NULL);
-    } else if (strcmp(kind, "env") == 0) {
-        const char *name = field(&rest), *value = name ? getenv(name) : NULL;
-        char hex[65] = "-";
-        if (value)
-            blake2b_hex(value, strlen(value), hex);
-        if (!name || !rest || strcmp(rest, hex) != 0)
-            to_python("another environment", name);
-    } else if (strcmp(kind, "base") == 0) {
-        char resolved[PATH_MAX];
-        if (!file || !realpath(file, resolved) || strcmp(dirname(resolved), rest) != 0)
-            to_python("the program's folder is elsewhere now", rest);
-    } else if (strcmp(kind, "leads") == 0) {
-        const char *want = field(&rest);
-        char resolved[PATH_MAX], hex[65];
-        if (!want || !rest || !realpath(rest, resolved))
-            to_python("an import is elsewhere now", rest);
-        blake2b_hex(resolved, strlen(resolved), hex);
-        if (strcmp(hex, want) != 0)
-            to_python("an import is elsewhere now", rest);
-    } else if (strcmp(kind, "source") == 0 || strcmp(kind, "library") == 0) {
-        const char *want = field(&rest);
-        if (!want || !rest || !content_matches(rest, want))
-            to_python(kind[0] == 's' ? "a source changed" : "the cache entry changed", rest);
-        if (kind[0] == 'l')
-            found->library = rest;
-    } else if (strcmp(kind, "stamp") == 0 || strcmp(kind, "dir") == 0) {
-        char *size = kind[0] == 's' ? field(&rest) : NULL, *mtime = field(&rest);
-        struct stat st;
-        char recorded[64];
-        if (!mtime || !rest || stat(rest, &st) != 0)
-            to_python("the compiler changed", rest);
-        snprintf(recorded, sizeof recorded, "%lld", mtime_ns(&st));
-        if (strcmp(recorded, mtime) != 0 || (size && strtoll(size, NULL, 10) != (long long)st.st_size))
-            to_python("the compiler changed", rest);
-    } else if (strcmp(kind, "absent") == 0) {
-        struct stat st;
-        if (stat(rest, &st) == 0)
-            to_python("the compiler changed", rest);
-    } else if (strcmp(kind, "launcher") == 0) {
-        if (strcmp(rest, LAUNCHER_DIGEST) != 0)   /* another pycoro's launcher, built into the same cache */
-            to_python("an index for another launcher", rest);
-        found->named = 1;
-    } else if (strcmp(kind, "touch") == 0) {
-        found->touch = rest;
-    } else if (strcmp(kind, "socket") == 0) {
-        found->socket = rest;
-    } else {
-        to_python("an index this launcher does not know", kind);
-    }
+    for (size_t i = 0; i < sizeof LINES / sizeof LINES[0]; i++)
+        if (strcmp(kind, LINES[i].kind) == 0) {
+            LINES[i].check(rest, LINES[i].why, c);
+            return;
+        }
+    to_python("an index this launcher does not know", kind);
 }
 
 char *read_index(const char *name, const char *format, const char *cwd, const char *file, struct index *found) {
@@ -242,12 +333,13 @@ char *read_index(const char *name, const char *format, const char *cwd, const ch
     if (!next || (size_t)(next - line) != strlen(format) || memcmp(line, format, next - line) != 0)
         to_python("an index this launcher does not know", path);
     memset(found, 0, sizeof *found);
+    struct context context = {cwd, file, found};
     for (line = next + 1; *line; line = next + 1) {
         next = strchr(line, '\n');
         if (!next)
             to_python("an index cut short", path);
         *next = 0;
-        check(line, found, cwd, file);
+        check(line, &context);
     }
     if (!found->named)
         to_python("an index for another launcher", path);

@@ -91,8 +91,6 @@ static void put_string(struct message *m, const char *text) {
         put(m, "N", 1);
 }
 
-static void put_key(struct message *m, const char *key) { put_string(m, key); }
-
 /* ---- the request */
 
 /* The encodings and error handlers CPython 3.11 gives its standard streams
@@ -137,17 +135,17 @@ static int build_request(struct message *m, char **argv) {
     while (argv[argc])
         argc++;
     put(m, "{", 1);
-    put_key(m, "op");
+    put_string(m, "op");
     put_string(m, "run");
-    put_key(m, "argv");
+    put_string(m, "argv");
     put_int(m, '[', argc);
     for (int i = 0; i < argc; i++)
         put_string(m, argv[i]);
-    put_key(m, "argv0");
+    put_string(m, "argv0");
     put_string(m, python_command);
-    put_key(m, "cwd");
+    put_string(m, "cwd");
     put_string(m, cwd);
-    put_key(m, "env");
+    put_string(m, "env");
     put(m, "{", 1);
     int coerced = 0;
     size_t command_length = strlen(COMMAND_VARIABLE);
@@ -169,15 +167,15 @@ static int build_request(struct message *m, char **argv) {
         put_string(m, target);
     }
     put(m, "0", 1);
-    put_key(m, "umask");
+    put_string(m, "umask");
     put_int(m, 'i', (int32_t)mask);
-    put_key(m, "main_package");
+    put_string(m, "main_package");
     put(m, "N", 1);
-    put_key(m, "encodings");
+    put_string(m, "encodings");
     put_int(m, '[', 3);
     for (int i = 0; i < 3; i++)
         put_string(m, encodings[i]);
-    put_key(m, "errors");
+    put_string(m, "errors");
     put_int(m, '[', 3);
     for (int i = 0; i < 3; i++)
         put_string(m, errors[i]);

@@ -90,9 +90,9 @@ def launcher_name() -> str | None:
     return None if machine in ("", "uninitialized") or "/" in machine else f"launcher-{machine}"
 
 
-def index_path(command: str, file: str) -> str:
-    key = cache.digest(b"\0".join([os.fsencode(command), os.fsencode(os.getcwd()), os.fsencode(file)]))[:32]
-    return os.path.join(cache.cache_dir(), f"launch-{key}")
+def _launch_key(command: str, file: str) -> str:
+    """The launch index's key: `launch-KEY` in the cache folder."""
+    return cache.digest(b"\0".join([os.fsencode(command), os.fsencode(os.getcwd()), os.fsencode(file)]))[:32]
 
 
 def write_index(command: str, file: str, source: bytes, library: str, record: dict, record_path: str) -> None:
@@ -109,7 +109,7 @@ def write_index(command: str, file: str, source: bytes, library: str, record: di
                 *(line for path, want, leads_to in record["imports"]
                   for line in (f"source {want} {path}", f"leads {cache.digest(leads_to)} {path}")),
                 f"library {record['shared']} {library}", *_compiler(command), f"touch {record_path}"]
-    _write(lambda: index_path(command, file), lines)
+    _write("launch", lambda: _launch_key(command, file), lines)
 
 
 def write_serve_index(command: str, socket: str | None) -> None:
@@ -117,26 +117,24 @@ def write_serve_index(command: str, socket: str | None) -> None:
     command: let the launcher hand the next ones to it (serve.c), while the
     compiler and the environment that chose that server are as they are."""
     if socket is not None:
-        _write(lambda: serve_index_path(command),
+        _write("serve", lambda: cache.digest(command)[:32],
                lambda: [SERVE_FORMAT, f"command {command}", f"socket {socket}", *_environment(SERVE_ENVIRONMENT),
                         *_compiler(command)])
 
 
-def _write(path, lines) -> None:
-    """Write the index `lines()` at `path()`, naming the launcher it is for.
+def _write(kind: str, key, lines) -> None:
+    """Write the index `lines()` as `KIND-KEY()` in the cache folder (as
+    cache.store writes: a launcher never reads half of it), naming the
+    launcher it is for.
     Quietly nothing where it cannot be written, a line would hold a newline,
     or there is no launcher: an index only makes a command quicker."""
     try:
         launcher = ensure_launcher()
         written = launcher and lines()
         if written and not any("\n" in line for line in written):
-            _store(path(), ("\n".join([*written, f"launcher {launcher}"]) + "\n").encode())
+            cache.store(kind, key(), ("\n".join([*written, f"launcher {launcher}"]) + "\n").encode())
     except Exception:  # noqa: BLE001 - anything unforeseen: the command goes on without an index
         pass
-
-
-def serve_index_path(command: str) -> str:
-    return os.path.join(cache.cache_dir(), f"serve-{cache.digest(command)[:32]}")
 
 
 def _environment(names: tuple[str, ...]) -> list[str]:
@@ -183,20 +181,6 @@ def _version_file(module) -> str:
     return version if os.path.exists(version) else module.__file__
 
 
-def _store(path: str, data: bytes) -> None:
-    """Write-then-rename (a launcher reading it never sees half a file)."""
-    partial = f"{path}.{os.getpid()}"
-    try:
-        with open(partial, "wb") as f:
-            f.write(data)
-        os.replace(partial, path)
-    except OSError:
-        try:
-            os.unlink(partial)
-        except OSError:
-            pass
-
-
 def ensure_launcher() -> str | None:
     """The digest of the launcher the cache folder has for this machine, built
     from these LAUNCHER_SOURCES (an index names it: another pycoro's launcher
@@ -211,11 +195,7 @@ def ensure_launcher() -> str | None:
     sources = [os.path.join(LAUNCHER_FOLDER, source) for source in (*LAUNCHER_SOURCES, "launcher.h")]
     digest = cache.digest(b"".join(cache._read(path) for path in sources))
     built_from = f"{digest} {os.environ.get('CC', '')}"
-    try:
-        with open(launcher + ".source", encoding="utf-8") as f:
-            recorded = f.read()
-    except OSError:
-        recorded = None
+    recorded = cache.load(name, "source")   # what it was built from, or that its build failed
     if recorded == f"{built_from} failed":
         return None
     if recorded == built_from and os.access(launcher, os.X_OK):
@@ -237,13 +217,7 @@ def ensure_launcher() -> str | None:
     if built:
         os.replace(partial, launcher)
     else:
-        _unlink(partial)
-    _store(launcher + ".source", (built_from if built else f"{built_from} failed").encode())
+        cache.discard(partial)
+    cache.store(name, "source", built_from if built else f"{built_from} failed")
     return digest if built else None
 
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
