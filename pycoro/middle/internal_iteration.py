@@ -72,7 +72,7 @@ from __future__ import annotations
 
 from ..common.record import record
 from ..frontend import ast
-from ..frontend.program import FnInstance, IterProtocol, LocalVar
+from ..frontend.program import DirectCall, FnInstance, IterProtocol, LocalVar
 from ..frontend.types import VOID, Type
 from . import guards
 
@@ -127,6 +127,31 @@ def pushed_loop(f: FnInstance, s: ast.For) -> PushedLoop | None:
             outer.setdefault(id(ref), ref)
     result = f.ret if returns and f.ret != VOID else None
     return PushedLoop(g, f.iters[s], tuple(outer.values()), returns, result)
+
+
+def made_past_depth_only(functions: list[FnInstance], exported: frozenset[str]) -> frozenset[int]:
+    """The recursive generators (by id) that only loops run as recursive
+    functions make, past PUSHED_DEPTH, and themselves: every other call of
+    each (a plain call, a `yield from` of another generator, an export) is
+    the iterable of a `for` that `pushed_loop` runs as `g.pushed`.
+
+    Their coroutines run only where a recursion is more than PUSHED_DEPTH
+    levels deep, so they are compiled as written: their `yield from`s take
+    the base cases but do not run g's body in place (middle/guards.py),
+    whose copies are most of a recursive generator's code (tree_walk's
+    resume function: 540 lines of lowered IR with them). Past the depth each
+    level then makes its frame, where every other level did."""
+    pushed_iterables = {id(s.iter) for f in functions for s in f.iters if pushed_loop(f, s) is not None}
+    if not pushed_iterables:
+        return frozenset()
+    made_elsewhere: set[int] = set()
+    for f in functions:
+        for call, target in f.calls.items():
+            if isinstance(target, DirectCall) and target.fn is not f and id(call) not in pushed_iterables:
+                made_elsewhere.add(id(target.fn))
+    return frozenset(id(g) for f in functions for s in f.iters if id(s.iter) in pushed_iterables
+                     for g in [f.calls[s.iter].fn]
+                     if id(g) not in made_elsewhere and g.display not in exported)
 
 
 def _holds(node: ast.Node, kinds) -> bool:
