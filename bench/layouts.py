@@ -9,9 +9,10 @@ same in gen_noinline) takes 1.4 or 1.7 ns per step depending only on its
 address. One build is one draw from that lottery, so run.py's ratio for
 such a workload says as much about the linker as about the compiler. This
 script compiles each variant to assembly (pycoro `--emit asm`, `cc -S`,
-`clang++ -S`), moves all of its code by 0, 16, …, 112 bytes (padding at the
-start of `.text`), and reports for each placement the best of `--rounds`
-runs, then the median over placements.
+`clang++ -S`, and the C anchor through clang too: "C (clang)", the same C
+through LLVM's code generator), moves all of its code by 0, 16, …, 112
+bytes (padding at the start of `.text`), and reports for each placement
+the best of `--rounds` runs, then the median over placements.
 """
 from __future__ import annotations
 
@@ -40,6 +41,12 @@ def assembly(workload: str, tmp: Path) -> dict[str, tuple[Path, list[str]]]:
         asm = tmp / f"{workload}.c.s"
         subprocess.run(["cc", "-O2", "-S", str(ANCHORS / f"{workload}.c"), "-o", str(asm)], check=True)
         out["C"] = (asm, ["-lm"])
+        if cxx():
+            # the same C through LLVM: whether a difference is the C or the compiler
+            asm = tmp / f"{workload}.c.clang.s"
+            subprocess.run([cxx().replace("++", ""), "-O2", "-S", str(ANCHORS / f"{workload}.c"), "-o", str(asm)],
+                           check=True)
+            out["C (clang)"] = (asm, ["-lm"])
     if "cpp" in anchors and cxx():
         asm = tmp / f"{workload}.cpp.s"
         subprocess.run([cxx(), "-O2", "-std=c++20", "-S", str(ANCHORS / f"{workload}.cpp"), "-o", str(asm)],
@@ -67,7 +74,7 @@ def main() -> int:
             print(f"{workload} ({TABLE[workload][0]}), best of {args.rounds} per placement:")
             for name, (asm, libraries) in assembly(workload, tmp).items():
                 # clang's assembly has directives GNU as does not know (.addrsig)
-                linker = cxx() if name == cxx() else "cc"
+                linker = cxx() if name in (cxx(), "C (clang)") else "cc"
                 figures = []
                 for shift in SHIFTS:
                     exe = tmp / f"{workload}.{name}.{shift}"
