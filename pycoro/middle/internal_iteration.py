@@ -141,17 +141,12 @@ def made_past_depth_only(functions: list[FnInstance], exported: frozenset[str]) 
     whose copies are most of a recursive generator's code (tree_walk's
     resume function: 540 lines of lowered IR with them). Past the depth each
     level then makes its frame, where every other level did."""
-    pushed_iterables = {id(s.iter) for f in functions for s in f.iters if pushed_loop(f, s) is not None}
-    if not pushed_iterables:
-        return frozenset()
-    made_elsewhere: set[int] = set()
-    for f in functions:
-        for call, target in f.calls.items():
-            if isinstance(target, DirectCall) and target.fn is not f and id(call) not in pushed_iterables:
-                made_elsewhere.add(id(target.fn))
-    return frozenset(id(g) for f in functions for s in f.iters if id(s.iter) in pushed_iterables
-                     for g in [f.calls[s.iter].fn]
-                     if id(g) not in made_elsewhere and g.display not in exported)
+    # by instance and call: a generic function's instances share their syntax
+    pushed = {(id(f), id(s.iter)): f.calls[s.iter].fn for f in functions for s in f.iters
+              if pushed_loop(f, s) is not None}
+    made_elsewhere = {id(target.fn) for f in functions for call, target in f.calls.items()
+                      if isinstance(target, DirectCall) and target.fn is not f and (id(f), id(call)) not in pushed}
+    return frozenset(id(g) for g in pushed.values() if id(g) not in made_elsewhere and g.display not in exported)
 
 
 def _holds(node: ast.Node, kinds) -> bool:
