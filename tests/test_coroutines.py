@@ -392,7 +392,7 @@ def test_a_loop_over_a_recursive_generator_runs_as_a_recursive_function(pycoro, 
     body at each `yield` (inlined: no call, no indirect call) and calls
     itself at each `yield from`, whose base cases it tests first; a `return`
     in the loop's body ends it with RETURNED; frames are made only past PUSHED_DEPTH
-    levels (of all such loops, `pc.pushed_levels`), in the cold `.made`
+    levels (of all such loops, the runtime's `__pc_pushed_levels`), in the cold `.made`
     function (tree_walk 8.3 -> 2.6 ns/node). A loop whose body yields keeps
     its generator."""
     emitted = _emit(pycoro, tmp_path, PUSHED, "llvm")
@@ -411,7 +411,7 @@ def test_a_loop_over_a_recursive_generator_runs_as_a_recursive_function(pycoro, 
         assert not re.search(r"call [^\n]*\.for\.\d+\(", pushed) and alloc not in pushed   # the body inlined; no frame
     # each `yield` tells a loop in the body how many native levels are in
     # use: the program's count bounds them all (pushed_loops_recursing.pc)
-    assert re.search(r"store i64 %[\w.]+, ptr @pc\.pushed_levels", pushed)
+    assert re.search(r"store i64 %[\w.]+, ptr @pc\.__pc_pushed_levels", pushed)
     made = _defined(lowered, r"pc\.walk\.pushed\.\d+\.made")   # one for both `yield from`s
     assert made and all(alloc in m for m in made)
     # `doubled`'s loop yields: it makes walk

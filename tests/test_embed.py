@@ -2,6 +2,7 @@
 Python, generators as Python iterators."""
 from __future__ import annotations
 
+import ctypes
 import gc
 
 import pytest
@@ -418,6 +419,41 @@ def test_a_panic_in_a_function_is_a_python_exception(panicky):
         panicky.checked(-1)
     assert isinstance(pycoro.PanicError("x"), RuntimeError)
     assert panicky.div(7, 2) == 3 and panicky.pick(2) == 3   # the module goes on working
+
+
+LEVELS = """
+fn down(n: i64) -> Generator<i64> {
+    if n == 0 { co_return; }
+    yield n;
+    yield from down(n - 1);
+}
+fn until(n: i64, at: i64) -> i64 {
+    var s = 0;
+    for v in down(n) { if v == at { panic("found"); } s += v; }
+    return s;
+}
+"""
+
+
+def test_a_caught_panic_gives_back_the_native_levels_of_the_loops_it_left():
+    """`until`'s loop runs `down` as a recursive function (middle/
+    internal_iteration.py) for its first 512 levels, then makes the
+    generators. A panic caught for Python abandons the loop where it
+    stood, frames included (700 levels: those past 512); `__pc_try` puts
+    the count of native levels back, so a later call of 100 levels makes no
+    frame, and abandons none. (It used to keep the count of the abandoned
+    loop: every later call made its generators from the start.)"""
+    module = pycoro.compile(LEVELS, name="levels.pc")
+    live_frames = ctypes.CFUNCTYPE(ctypes.c_int64)(module._address("__pc_live_frames"))
+    with pytest.raises(pycoro.PanicError, match=r"^found at levels\.pc:9:37$"):
+        module.until(700, 1)
+    abandoned = live_frames()
+    assert abandoned > 0
+    for _ in range(3):
+        with pytest.raises(pycoro.PanicError, match=r"^found at levels\.pc:9:37$"):
+            module.until(100, 1)
+        assert live_frames() == abandoned
+    assert module.until(300, -1) == 45150
 
 
 def test_a_panicking_generator_yields_what_came_before_then_raises(panicky):

@@ -51,6 +51,12 @@ NORETURN = {"panic", "panic_bounds", "panic_slice"}
 # Called by `pycoro run --check-leaks` after `main`: the number of live frames.
 LIVE_FRAMES = "pc.__pc_live_frames"
 
+# The runtime's variables the generated code uses (declared there, defined in
+# stdlib/rt.pc): how many native levels of loops run as recursive functions
+# are on the stack (middle/internal_iteration.py). The runtime's, so that
+# `__pc_try` puts it back when a panic abandons such loops.
+SHARED_STATE = (PUSHED_LEVELS := "pc.__pc_pushed_levels",)
+
 
 def symbol(name: str) -> str:
     """The runtime function `name` is `fn __pc_<name>` in stdlib/rt.pc."""

@@ -42,7 +42,7 @@ from ..middle.irgen.debuginfo import dwarf_path
 from ..middle.coro import resume_cc
 from ..middle.devirtualise import devirtualise_steps
 from ..middle.passes import inline_ramps, licm_promotion_safe, run_gpu_pipeline, run_pipeline
-from ..middle.runtime import LIVE_FRAMES
+from ..middle.runtime import LIVE_FRAMES, SHARED_STATE
 from .options import Options
 
 __all__ = ["Compilation", "InternalError", "LeakError", "Options"]
@@ -217,9 +217,11 @@ class Compilation:
         runtime = _parse_ir(str(gpu.runtime_module()), "<runtime>") if self.gpu else _native_runtime()
         # The runtime's state (frame free lists, counters) is private to the
         # program: internal globals are addressed directly, not through the GOT.
+        # What the program's code uses too (SHARED_STATE) is linked by name
+        # first, then made internal.
         for state in runtime.global_variables:
-            if not state.is_declaration and not state.name.startswith("llvm."):   # (llvm.used stays appending)
-                state.linkage = "internal"
+            if not state.is_declaration and not state.name.startswith("llvm.") and state.name not in SHARED_STATE:
+                state.linkage = "internal"   # (llvm.used stays appending)
         if not self.gpu:
             # The runtime's cold code is assembly that names what it uses in the
             # runtime (cold_runtime.py): a program's own function or variable of
@@ -229,6 +231,9 @@ class Compilation:
                 if not value.is_declaration and value.name in shared:
                     value.name += ".program"
         module.link_in(runtime)
+        for state in module.global_variables:
+            if state.name in SHARED_STATE:
+                state.linkage = "internal"
         kept = set(self.entry_points)
         if self.options.debug and not self.gpu:
             # what reads the backtrace table (optnone: the pipeline passes it

@@ -17,7 +17,7 @@ from .. import gpu, internal_iteration, intrinsics
 from ..coro.abis import ABIs
 from ..internal_iteration import PushedLoop
 from ..llvmcompat import EMPTY, I1, I32, I64, PTR, SLICE, global_string
-from ..runtime import NORETURN, RUNTIME
+from ..runtime import NORETURN, PUSHED_LEVELS, RUNTIME
 from ..runtime import symbol as rt_symbol
 from .debuginfo import DebugInfo
 from . import pushed
@@ -246,11 +246,11 @@ class ModuleGen:
         """How many native levels of loops run as recursive functions are on
         the stack (middle/internal_iteration.py's PUSHED_DEPTH bounds them):
         one count for the program, as its free lists are (docs/c-abi.md: a
-        library's calls are serialised)."""
-        levels = self.module.globals.get("pc.pushed_levels")
+        library's calls are serialised). The runtime's variable (declared
+        here), which `__pc_try` restores when a panic abandons such loops."""
+        levels = self.module.globals.get(PUSHED_LEVELS)
         if levels is None:
-            levels = ir.GlobalVariable(self.module, I64, "pc.pushed_levels")
-            levels.linkage, levels.initializer = "internal", I64(0)
+            levels = ir.GlobalVariable(self.module, I64, PUSHED_LEVELS)
         return levels
 
     def dropper(self, t: Type, inst: FnInstance) -> ir.Function:
