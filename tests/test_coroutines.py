@@ -392,7 +392,7 @@ def test_a_loop_over_a_recursive_generator_runs_as_a_recursive_function(pycoro, 
     body at each `yield` (inlined: no call, no indirect call) and calls
     itself at each `yield from`, whose base cases it tests first; a `return`
     in the loop's body ends it with RETURNED; frames are made only past PUSHED_DEPTH
-    levels (of all such loops, the runtime's `__pc_pushed_levels`), in the cold `.made`
+    levels (of all such loops, the runtime's `__pycoro_pushed_levels`), in the cold `.made`
     function (tree_walk 8.3 -> 2.6 ns/node). A loop whose body yields keeps
     its generator."""
     emitted = _emit(pycoro, tmp_path, PUSHED, "llvm")
@@ -411,7 +411,7 @@ def test_a_loop_over_a_recursive_generator_runs_as_a_recursive_function(pycoro, 
         assert not re.search(r"call [^\n]*\.for\.\d+\(", pushed) and alloc not in pushed   # the body inlined; no frame
     # each `yield` tells a loop in the body how many native levels are in
     # use: the program's count bounds them all (pushed_loops_recursing.pc)
-    assert re.search(r"store i64 %[\w.]+, ptr @pc\.__pc_pushed_levels", pushed)
+    assert re.search(r"store i64 %[\w.]+, ptr @__pycoro_pushed_levels", pushed)
     made = _defined(lowered, r"pc\.walk\.pushed\.\d+\.made")   # one for both `yield from`s
     assert made and all(alloc in m for m in made)
     # `doubled`'s loop yields: it makes walk
@@ -462,6 +462,18 @@ def test_a_generator_only_loops_run_as_functions_make_is_compiled_as_written(pyc
     expected = pycoro("run", "-O0", "--check-leaks", tmp_path / "deep.pc")
     proc = pycoro("run", "--check-leaks", tmp_path / "deep.pc")
     assert (proc.returncode, proc.stdout) == (0, "4501500 4950\n") and proc.stdout == expected.stdout
+
+
+def test_a_program_variable_cannot_take_the_runtimes_count_of_native_levels(pycoro, tmp_path):
+    """The count of native levels of loops run as recursive functions is the
+    runtime's variable (`__pc_try` restores it), named outside a program's
+    symbols: a program's own `__pc_pushed_levels` is its own (it was an
+    internal compiler error: "symbol multiply defined")."""
+    src = tmp_path / "named.pc"
+    src.write_text(DEEP.replace("fn main() {", "var __pc_pushed_levels: i64 = 5;\nfn main() {")
+                   .replace("print(s, t);", "print(s, t, __pc_pushed_levels);"))
+    proc = pycoro("run", "--check-leaks", src)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "4501500 4950 5\n", "")
 
 
 def test_a_body_with_three_delegations_is_not_run_in_place(pycoro, tmp_path):

@@ -59,7 +59,7 @@ Depth: a generator's frames are on the heap, so a recursion a million
 levels deep runs; native calls are on the thread's stack. `g.pushed` counts
 its depth from the levels of such loops on the stack already (the loop's
 body may run another, or call a function that does: one count for the
-program, the runtime's `__pc_pushed_levels`, which each `yield` sets before
+program, the runtime's `__pycoro_pushed_levels`, which each `yield` sets before
 the body runs, and which `__pc_try` restores when it catches a panic),
 and at `PUSHED_DEPTH` a `yield from` makes the generator and runs the
 loop's body for each of its values instead (the frames the loop would have

@@ -51,11 +51,14 @@ NORETURN = {"panic", "panic_bounds", "panic_slice"}
 # Called by `pycoro run --check-leaks` after `main`: the number of live frames.
 LIVE_FRAMES = "pc.__pc_live_frames"
 
-# The runtime's variables the generated code uses (declared there, defined in
-# stdlib/rt.pc): how many native levels of loops run as recursive functions
-# are on the stack (middle/internal_iteration.py). The runtime's, so that
-# `__pc_try` puts it back when a panic abandons such loops.
-SHARED_STATE = (PUSHED_LEVELS := "pc.__pc_pushed_levels",)
+# The runtime's variables the generated code uses too (declared there,
+# defined in stdlib/rt.pc): how many native levels of loops run as recursive
+# functions are on the stack (middle/internal_iteration.py), the runtime's so
+# that `__pc_try` puts it back when a panic abandons such loops. By rt.pc's
+# symbol, the name the runtime gives it: outside the `pc.` names of a
+# program's own symbols, so that no program variable can take it.
+PUSHED_LEVELS = "__pycoro_pushed_levels"
+SHARED_STATE = {"pc.__pc_pushed_levels": PUSHED_LEVELS}
 
 
 def symbol(name: str) -> str:

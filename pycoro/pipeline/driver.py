@@ -219,8 +219,9 @@ class Compilation:
         # program: internal globals are addressed directly, not through the GOT.
         # What the program's code uses too (SHARED_STATE) is linked by name
         # first, then made internal.
+        shared_state = set(SHARED_STATE.values())
         for state in runtime.global_variables:
-            if not state.is_declaration and not state.name.startswith("llvm.") and state.name not in SHARED_STATE:
+            if not state.is_declaration and not state.name.startswith("llvm.") and state.name not in shared_state:
                 state.linkage = "internal"   # (llvm.used stays appending)
         if not self.gpu:
             # The runtime's cold code is assembly that names what it uses in the
@@ -232,7 +233,7 @@ class Compilation:
                     value.name += ".program"
         module.link_in(runtime)
         for state in module.global_variables:
-            if state.name in SHARED_STATE:
+            if state.name in shared_state:
                 state.linkage = "internal"
         kept = set(self.entry_points)
         if self.options.debug and not self.gpu:
@@ -735,6 +736,8 @@ def _compile_runtime(source: str, path: Path) -> str:
         function.attributes.add("optnone")
     for name in _PANICS:
         module.get_global(f"pc.{name}").attributes.update({"noinline", "cold"})
+    for symbol, shared in SHARED_STATE.items():
+        module.get_global(symbol).name = shared
     return str(module)
 
 
