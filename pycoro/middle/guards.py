@@ -199,12 +199,10 @@ _INLINED_STATEMENTS = 12
 _INLINED_DELEGATIONS = 2
 
 
-def delegation(caller: FnInstance, stmt: ast.Stmt, optimising: bool, in_place: bool = True) -> Delegation | None:
+def delegation(caller: FnInstance, stmt: ast.Stmt, optimising: bool) -> Delegation | None:
     """What `stmt`, a `yield from g(…);`, may do instead of making g (None: make
     it). Not `optimising` (-O0, a debug build), only the base cases that end at
-    once: every generator that yields has its frame, as the debugger shows it.
-    Not `in_place` (a caller that runs only past internal iteration's depth),
-    the base cases but never g's body."""
+    once: every generator that yields has its frame, as the debugger shows it."""
     if not (isinstance(stmt, ast.ExprStmt) and isinstance(stmt.expr, ast.YieldFrom)):
         return None
     if caller.coro is None or not is_prelude_generator(caller.ret):
@@ -216,7 +214,7 @@ def delegation(caller: FnInstance, stmt: ast.Stmt, optimising: bool, in_place: b
     # g's body is run in place where g is the delegating generator itself: a
     # recursion then makes a frame for every other level; a chain of other
     # generators keeps its frames (what a debugger's chain shows, -O2 too)
-    body = _inlinable_body(target, cases) if optimising and in_place and target is caller else None
+    body = _inlinable_body(target, cases) if optimising and target is caller else None
     if not optimising or target.ret != caller.ret:
         yielding = next((i for i, case in enumerate(cases) if case.yields), len(cases))
         cases = cases[:yielding]   # in order: those before the first that yields

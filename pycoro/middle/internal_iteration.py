@@ -59,7 +59,7 @@ Depth: a generator's frames are on the heap, so a recursion a million
 levels deep runs; native calls are on the thread's stack. `g.pushed` counts
 its depth from the levels of such loops on the stack already (the loop's
 body may run another, or call a function that does: one count for the
-program, the runtime's `__pycoro_pushed_levels`, which each `yield` sets before
+program, the runtime's `__pycoro.pushed_levels`, which each `yield` sets before
 the body runs, and which `__pc_try` restores when it catches a panic),
 and at `PUSHED_DEPTH` a `yield from` makes the generator and runs the
 loop's body for each of its values instead (the frames the loop would have
@@ -73,7 +73,7 @@ from __future__ import annotations
 
 from ..common.record import record
 from ..frontend import ast
-from ..frontend.program import DirectCall, FnInstance, IterProtocol, LocalVar
+from ..frontend.program import FnInstance, IterProtocol, LocalVar
 from ..frontend.types import VOID, Type
 from . import guards
 
@@ -128,26 +128,6 @@ def pushed_loop(f: FnInstance, s: ast.For) -> PushedLoop | None:
             outer.setdefault(id(ref), ref)
     result = f.ret if returns and f.ret != VOID else None
     return PushedLoop(g, f.iters[s], tuple(outer.values()), returns, result)
-
-
-def made_past_depth_only(functions: list[FnInstance], exported: frozenset[str]) -> frozenset[int]:
-    """The recursive generators (by id) that only loops run as recursive
-    functions make, past PUSHED_DEPTH, and themselves: every other call of
-    each (a plain call, a `yield from` of another generator, an export) is
-    the iterable of a `for` that `pushed_loop` runs as `g.pushed`.
-
-    Their coroutines run only where a recursion is more than PUSHED_DEPTH
-    levels deep, so they are compiled as written: their `yield from`s take
-    the base cases but do not run g's body in place (middle/guards.py),
-    whose copies are most of a recursive generator's code (tree_walk's
-    resume function: 540 lines of lowered IR with them). Past the depth each
-    level then makes its frame, where every other level did."""
-    # by instance and call: a generic function's instances share their syntax
-    pushed = {(id(f), id(s.iter)): f.calls[s.iter].fn for f in functions for s in f.iters
-              if pushed_loop(f, s) is not None}
-    made_elsewhere = {id(target.fn) for f in functions for call, target in f.calls.items()
-                      if isinstance(target, DirectCall) and target.fn is not f and (id(f), id(call)) not in pushed}
-    return frozenset(id(g) for g in pushed.values() if id(g) not in made_elsewhere and g.display not in exported)
 
 
 def _holds(node: ast.Node, kinds) -> bool:

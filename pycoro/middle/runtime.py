@@ -56,8 +56,9 @@ LIVE_FRAMES = "pc.__pc_live_frames"
 # functions are on the stack (middle/internal_iteration.py), the runtime's so
 # that `__pc_try` puts it back when a panic abandons such loops. By rt.pc's
 # symbol, the name the runtime gives it: outside the `pc.` names of a
-# program's own symbols, so that no program variable can take it.
-PUSHED_LEVELS = "__pycoro_pushed_levels"
+# program's own symbols, and not a C identifier either (an `extern`'s name),
+# so that nothing a program declares can take it.
+PUSHED_LEVELS = "__pycoro.pushed_levels"
 SHARED_STATE = {"pc.__pc_pushed_levels": PUSHED_LEVELS}
 
 

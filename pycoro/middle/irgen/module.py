@@ -13,7 +13,7 @@ from ...frontend.program import CheckedProgram, FnInstance, GlobalVar
 from ...frontend.types import BOOL, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT, PromiseT, PtrT, SliceT, StructT, Type
 from ... import __version__
 from ...common.paths import in_stdlib, stdlib_display
-from .. import gpu, internal_iteration, intrinsics
+from .. import gpu, intrinsics
 from ..coro.abis import ABIs
 from ..internal_iteration import PushedLoop
 from ..llvmcompat import EMPTY, I1, I32, I64, PTR, SLICE, global_string
@@ -105,14 +105,6 @@ class ModuleGen:
         program (frontend/intrinsics.py's FACTS)."""
         return {"__has_yield_from": any(isinstance(node, ast.YieldFrom)
                                         for inst in self.p.functions for node in inst.hooks)}
-
-    @functools.cached_property
-    def made_past_depth_only(self) -> frozenset[int]:
-        """The recursive generators only internal iteration's fallback makes
-        (middle/internal_iteration.py): compiled without their bodies in place."""
-        if not self.internal_iteration:
-            return frozenset()
-        return internal_iteration.made_past_depth_only(self.p.functions, self.exported)
 
     # ---- types
     def llvm(self, t: Type) -> ir.Type:

@@ -63,9 +63,7 @@ class StatementEmission:
         self.b.store(result, ptr)
 
     def stmt_ExprStmt(self, s: ast.ExprStmt) -> None:
-        plan = guards.delegation(self.inst, s, self.mg.inline_bodies,
-                                 in_place=id(self.inst) not in self.mg.made_past_depth_only) \
-            if self.body.runs_delegations_in_place else None
+        plan = guards.delegation(self.inst, s, self.mg.inline_bodies) if self.body.runs_delegations_in_place else None
         if plan is None:
             self.expr(s.expr)
             return
