@@ -29,29 +29,28 @@ from run import ANCHORS, TABLE, WORKLOADS, cxx, measure  # noqa: E402
 SHIFTS = range(0, 128, 16)
 
 
-def assembly(workload: str, tmp: Path) -> dict[str, tuple[Path, list[str]]]:
-    """Per variant: its assembly and the libraries to link it with."""
-    out: dict[str, tuple[Path, list[str]]] = {}
+def assembly(workload: str, tmp: Path) -> dict[str, tuple[Path, list[str], str]]:
+    """Per variant: its assembly, the libraries to link it with, and the
+    compiler that links it (clang's assembly has directives GNU as does not
+    know: `.addrsig`)."""
+    out: dict[str, tuple[Path, list[str], str]] = {}
     asm = tmp / f"{workload}.pycoro.s"
     subprocess.run([sys.executable, "-m", "pycoro", "build", "-O2", "--emit", "asm", f"{workload}.pc",
                     "-o", str(asm)], cwd=WORKLOADS, check=True)
-    out["pycoro"] = (asm, ["-lm"])
-    anchors = TABLE[workload][1]
-    if "c" in anchors and (ANCHORS / f"{workload}.c").exists():
-        asm = tmp / f"{workload}.c.s"
-        subprocess.run(["cc", "-O2", "-S", str(ANCHORS / f"{workload}.c"), "-o", str(asm)], check=True)
-        out["C"] = (asm, ["-lm"])
-        if cxx():
-            # the same C through LLVM: whether a difference is the C or the compiler
-            asm = tmp / f"{workload}.c.clang.s"
-            subprocess.run([cxx().replace("++", ""), "-O2", "-S", str(ANCHORS / f"{workload}.c"), "-o", str(asm)],
-                           check=True)
-            out["C (clang)"] = (asm, ["-lm"])
+    out["pycoro"] = (asm, ["-lm"], "cc")
+
+    def anchor(name: str, command: list[str], source: Path, libraries: list[str]) -> None:
+        asm = tmp / f"{workload}.{len(out)}.s"
+        subprocess.run([*command, "-O2", "-S", str(source), "-o", str(asm)], check=True)
+        out[name] = (asm, libraries, command[0])
+
+    anchors, c_source = TABLE[workload][1], ANCHORS / f"{workload}.c"
+    if "c" in anchors and c_source.exists():
+        anchor("C", ["cc"], c_source, ["-lm"])
+        if cxx():   # the same C through LLVM: whether a difference is the C or the compiler
+            anchor("C (clang)", [cxx(), "-x", "c"], c_source, ["-lm"])
     if "cpp" in anchors and cxx():
-        asm = tmp / f"{workload}.cpp.s"
-        subprocess.run([cxx(), "-O2", "-std=c++20", "-S", str(ANCHORS / f"{workload}.cpp"), "-o", str(asm)],
-                       check=True)
-        out[cxx()] = (asm, ["-lstdc++", "-lm"])
+        anchor(cxx(), [cxx(), "-std=c++20"], ANCHORS / f"{workload}.cpp", ["-lstdc++", "-lm"])
     return out
 
 
@@ -72,9 +71,7 @@ def main() -> int:
         tmp = Path(tmpdir)
         for workload in args.workloads:
             print(f"{workload} ({TABLE[workload][0]}), best of {args.rounds} per placement:")
-            for name, (asm, libraries) in assembly(workload, tmp).items():
-                # clang's assembly has directives GNU as does not know (.addrsig)
-                linker = cxx() if name in (cxx(), "C (clang)") else "cc"
+            for name, (asm, libraries, linker) in assembly(workload, tmp).items():
                 figures = []
                 for shift in SHIFTS:
                     exe = tmp / f"{workload}.{name}.{shift}"
