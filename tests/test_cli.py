@@ -742,3 +742,19 @@ def test_ctrl_c_ends_a_build_at_once(tmp_path):
     assert time.monotonic() - sent < 5, err
     assert build.returncode in (-signal.SIGINT, 130, 1), err
     assert not (tmp_path / "huge").exists()
+
+
+def test_a_compiling_command_runs_without_the_cycle_collector_and_a_host_keeps_its_own(hello, tmp_path):
+    """A command that compiles turns Python's cycle collector off for its one
+    compilation (cli/main.run_here: 4-11% of a build); `import pycoro` in a
+    host process leaves the host's collector as it found it."""
+    script = ("import gc, sys\n"
+              "from pycoro.cli.main import run_here\n"
+              "import pycoro\n"
+              "pycoro.compile('fn one() -> i64 { return 1; }', cache=False).one()\n"
+              "before = gc.isenabled()\n"
+              "status = run_here(['build', '--emit', 'obj', sys.argv[1], '-o', sys.argv[2]])\n"
+              "print(before, gc.isenabled(), status)\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(hello), str(tmp_path / "hello.o")],
+                          capture_output=True, text=True)
+    assert proc.stdout.split() == ["True", "False", "0"], proc.stderr
