@@ -515,6 +515,137 @@ def test_resume_functions_save_no_registers_and_ramps_are_inlined(pycoro, tmp_pa
     assert "preserve_nonecc" not in unoptimised
 
 
+def test_later_resumptions_of_a_one_yield_generator_skip_the_suspend_points_number(pycoro, tmp_path):
+    """Issue 23, gen_noinline (middle/coro/first_resume.py): a lazy generator
+    with one `yield` has two suspend points; its first resumption, the
+    resume function CoroSplit made, stores a copy of it for the later ones,
+    which does not load the number of the point it left (the initial one is
+    left once)."""
+    lowered = _emit(pycoro, tmp_path, OPAQUE, "lowered", "-O2")
+    first = _definition(lowered, "pc.up.resume")
+    steady = _definition(lowered, "pc.up.resume.steady")
+    assert first.split("\n")[2].startswith("  store ptr @pc.up.resume.steady, ptr %"), first
+    assert "%index = load" in first and "icmp eq i2 %index, 0" in first
+    assert "icmp" not in steady.split("%index = load", 1)[1].split("\n", 2)[1], steady
+    assert not re.search(r"%index\b(?!\.)", steady.split("%index = load", 1)[1]), steady
+    assert lowered.count("@pc.up.resume.steady") == 2   # the copy and the one store of it
+    unoptimised = _emit(pycoro, tmp_path, OPAQUE, "lowered", "-O0")
+    assert ".steady" not in unoptimised
+    debug = _emit(pycoro, tmp_path, OPAQUE, "lowered", "-O2", "-g")
+    assert ".steady" not in debug   # a copy cannot share the function's debug information
+
+
+def _definition(module: str, name: str) -> str:
+    """A function's definition in lowered IR, where LLVM prints its name unquoted."""
+    start = re.search(rf"^define [^@\n]*@{re.escape(name)}\(", module, re.M)
+    assert start is not None, name
+    return module[start.start():module.index("\n}\n", start.start())]
+
+
+ONE_YIELD = """
+fn up(n: i64) -> Generator<i64> { var i = 0; while i < n { yield i; i += 1; } }
+fn maybe(n: i64) -> Generator<i64> { if n > 0 { yield n * 10; } }
+fn make_up(n: i64) -> Generator<i64> { return up(n); }   // through a fn value: frames the caller cannot see
+fn make_maybe(n: i64) -> Generator<i64> { return maybe(n); }
+fn twice(make: fn(i64) -> Generator<i64>, n: i64) -> Generator<i64> { yield from make(n); yield from make(n + 1); }
+fn one(x: i64) -> Task<i64> { co_return x + 1; }
+fn two(x: i64) -> Task<i64> { let a = await one(x); co_return a * 2; }
+fn make_two(x: i64) -> Task<i64> { return two(x); }
+var count: i64 = 3;
+fn main() {
+    var make: fn(i64) -> Generator<i64> = make_up;
+    var other: fn(i64) -> Generator<i64> = make_maybe;
+    var task: fn(i64) -> Task<i64> = make_two;
+    if count < 0 { make = make_maybe; other = make_up; }   // never, but the compiler cannot know
+    var s = 0;
+    for v in make(count) { s += v; }
+    print(s);
+    var g = make(count);
+    while g.next() { print(g.value()); }
+    print(g.next());
+    var h = make(count);
+    print(h.next(), h.value());   // left after one step: destroyed at the end of main
+    let _never = make(count);     // never stepped
+    for v in twice(make, 2) { print(v); }
+    for v in twice(other, 0) { print(v); }
+    for v in other(0) { print(v); }
+    print(block_on(task(count)));
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_a_coroutine_with_one_suspend_point_after_its_first_step_behaves_as_before(pycoro, tmp_path, level):
+    """Each way of driving a generator with one `yield` whose frame its caller
+    cannot see (a `for`, `next()` by hand to the end, one step then dropped,
+    never stepped, a `yield from` of it), with its later resumptions in a
+    function of their own (-O2) or not."""
+    (tmp_path / "one.pc").write_text(ONE_YIELD)
+    if level == "-O2":
+        lowered = _emit(pycoro, tmp_path, ONE_YIELD, "lowered", level)
+        assert "void @pc.up.resume.steady(" in lowered
+        assert "void @pc.maybe.resume.steady(" in lowered
+    proc = pycoro("run", level, "--check-leaks", tmp_path / "one.pc")
+    assert (proc.returncode, proc.stdout.split()) == (
+        0, "3 0 1 2 false true 0 0 1 0 1 2 10 8".split()), proc.stderr
+
+
+def test_the_steady_copy_is_made_only_where_the_initial_point_is_number_0():
+    """first_resume refuses what it does not recognise: a ramp that leaves its
+    frame at another number, any use of the resume function but a call or a
+    store into a frame, a resume function with debug information."""
+    from pycoro.middle.coro.first_resume import split_first_resumes
+    module = """
+define internal void @"g.resume"(ptr %hdl) {
+resume.entry:
+  %index.addr = getelementptr inbounds nuw i8, ptr %hdl, i64 24
+  %index = load i1, ptr %index.addr, align 8
+  %0 = icmp eq i1 %index, 0
+  br i1 %0, label %start, label %later
+
+start:
+  store i1 true, ptr %index.addr, align 8
+  ret void
+
+later:
+  store ptr null, ptr %hdl, align 8
+  ret void
+}
+
+define ptr @ramp(ptr %f) {
+entry:
+  store ptr @"g.resume", ptr %f, align 8
+  %index.addr.i = getelementptr inbounds nuw i8, ptr %f, i64 24
+  store i1 0, ptr %index.addr.i, align 8
+  ret ptr %f
+}
+"""
+    split = split_first_resumes(module)
+    assert 'resume.entry:\n  store ptr @"g.resume.steady", ptr %hdl, align 8\n' in split
+    assert 'define internal void @"g.resume.steady"(ptr %hdl) {' in split
+    steady = split[split.index('@"g.resume.steady"(ptr %hdl) {'):]
+    assert "  br label %later\n" in steady and "icmp" not in steady
+    import llvmlite.binding as llvm
+    llvm.parse_assembly(split).verify()
+    elsewhere = module.replace("store i1 0, ptr %index.addr.i", "store i1 1, ptr %index.addr.i")
+    assert split_first_resumes(elsewhere) == elsewhere
+    other_use = module.replace("  ret ptr %f\n}", "  %same = icmp eq ptr %f, @\"g.resume\"\n  ret ptr %f\n}")
+    assert split_first_resumes(other_use) == other_use
+    debug = module.replace("  ret void\n}", "  ret void, !dbg !1\n}")
+    assert split_first_resumes(debug) == debug
+
+
+def test_text_edits_llvm_refuses_leave_the_module_as_the_pipeline_made_it():
+    import llvmlite.binding as llvm
+
+    from pycoro.middle.coro.rewrite import rewrite
+    module = llvm.parse_assembly("define i32 @f() {\n  ret i32 1\n}\n")
+    broken, fine = (lambda text: text.replace("ret i32 1", "ret i64 1")), (lambda text: text.replace("ret i32 1", "ret i32 2"))
+    assert rewrite(module, [broken]) is module
+    assert rewrite(module, []) is module
+    assert "ret i32 2" in str(rewrite(module, [broken, fine]))
+
+
 RECURSIVE_TASK = """
 var depth: i64 = 1000;
 fn chain(n: i64) -> Task<i64> {

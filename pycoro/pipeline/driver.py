@@ -39,7 +39,8 @@ from ..common.record import replace
 from ..middle import gpu, intrinsics
 from ..middle.irgen import ModuleGen
 from ..middle.irgen.debuginfo import dwarf_path
-from ..middle.coro import resume_cc
+from ..middle.coro import first_resume, resume_cc
+from ..middle.coro.rewrite import rewrite
 from ..middle.devirtualise import devirtualise_steps
 from ..middle.passes import inline_ramps, licm_promotion_safe, run_gpu_pipeline, run_pipeline
 from ..middle.runtime import LIVE_FRAMES, SHARED_STATE
@@ -290,8 +291,9 @@ class Compilation:
         if not self.gpu:
             with self.stage("place ramps"):
                 inline_ramps(module, machine, self.options.opt_level)
-                if self.options.opt_level > 0 and resume_cc.applies(machine.triple):
-                    module = resume_cc.preserve_none(module)
+                if self.options.opt_level > 0:
+                    calling_convention = [resume_cc.preserve_none_text] if resume_cc.applies(machine.triple) else []
+                    module = rewrite(module, [*calling_convention, first_resume.split_first_resumes])
             with self.stage("cold code"):   # the runtime's, compiled once (backend/cold_runtime.py)
                 cold_runtime.attach(module, _cold_assembly(machine, self.options, jit_mode))
         if self.gpu and not self.options.allow_device_heap:

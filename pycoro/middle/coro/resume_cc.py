@@ -32,6 +32,8 @@ import re
 
 import llvmlite.binding as llvm
 
+from .rewrite import rewrite
+
 _VALUE = r'%[-\w$.]+'
 # `@name` or `@"name"` (generic instances' names are quoted: `@"pc.zip<i64,i64>.resume"`)
 _RESUMING = r'@(?:"[^"\n]*\.resume"|[-\w$.]+\.resume|__NoopCoro_ResumeDestroy|"?pc\.resume\.handle"?)'
@@ -48,21 +50,20 @@ def applies(triple: str) -> bool:
 
 def preserve_none(module: llvm.ModuleRef) -> llvm.ModuleRef:
     """The module with its resume functions under `preserve_none` (or unchanged)."""
-    text = str(module)
+    return rewrite(module, [preserve_none_text])
+
+
+def preserve_none_text(text: str) -> str:
+    """A lowered module's text with its resume functions under `preserve_none`
+    (or as it was: an indirect `fastcc` call of another shape, or a call left
+    inconsistent)."""
     try:
         changed = _each_function(text, _resumptions)
     except _Unexpected:
-        return module
+        return text
     changed = _DEFINITION.sub(r"\1preserve_nonecc\2", changed)
     changed = _DIRECT_CALL.sub(r"\1preserve_nonecc\2", changed)
-    if changed == text or not _consistent(changed):
-        return module
-    try:
-        result = llvm.parse_assembly(changed)
-        result.verify()
-    except RuntimeError:
-        return module
-    return result
+    return changed if _consistent(changed) else text
 
 
 class _Unexpected(Exception):

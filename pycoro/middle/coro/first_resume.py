@@ -1,0 +1,142 @@
+"""A two-state switched-resume coroutine's first resumption through a function
+of its own, so that every later one runs without the suspend point's number.
+
+A lazy coroutine with one `yield` (or one `await`) has two suspend points:
+the initial one and that one. CoroSplit gives it one resume function that
+loads the number of the point it is suspended at and branches on it at
+every resumption (`cmpb $0, 80(%r12)` in gen_noinline's step), though the
+initial point is left once, in the first resumption. C prototypes of
+gen_noinline under clang-19 (bench/README.md), medians over eight
+placements of the code: the protocol as CoroSplit leaves it 1.70–1.75
+ns/step, the same with the first resumption in a function of its own that
+stores the address of the one for all later resumptions, once, 1.41–1.42:
+the C state machine's 1.38. (Storing that address again at every suspend
+instead, 1.66, gains nothing: the call's target then comes through a store
+and a load in every step.)
+
+After the pipeline, for each resume function `R` of that shape (its number
+loaded once, compared with 0 once, one branch on it, no debug information),
+`R.steady` is a copy of it that takes the branch for a number other than 0
+(the block for 0, unreachable there, is dropped by code generation), and
+`R` itself stores `@R.steady` as the frame's resume function on entry. `R`
+stays right for any state (the store is idempotent, and a final suspend
+still clears the slot after it), so every call and store of `@R` that
+LLVM left stays as it is; `R.steady` is reached only through the frame
+after `R` has run, when the coroutine has left its initial point. That
+point must be number 0: every function that stores `@R` into a frame must
+store 0 as that frame's number (the ramp, inlined or not); any other use
+of `@R` leaves the coroutine as it was.
+"""
+from __future__ import annotations
+
+import re
+
+_DEFINE = re.compile(r'^define [^@\n]*@(?P<name>"[^"\n]*\.resume"|[-\w$.]+\.resume)\(.*\{$', re.M)
+_INDEX_ADDR = re.compile(r'^  %index\.addr = getelementptr inbounds (?:nuw )?i8, ptr (?P<frame>%[-\w$.]+), '
+                         r'i64 (?P<offset>\d+)$', re.M)
+_INDEX_LOAD = re.compile(r'^  %index = load (?P<type>i\d+), ptr %index\.addr, align \d+$', re.M)
+_STEADY = ".steady"
+
+
+def split_first_resumes(text: str) -> str:
+    """`text` (a lowered module) with each two-state resume function's later
+    resumptions in a copy of its own."""
+    copies: list[str] = []
+    out, at = [], 0
+    for match in _DEFINE.finditer(text):
+        start = match.start()
+        end = text.find("\n}\n", start) + 3
+        if end < 3:
+            break
+        function = text[start:end]
+        steady = _steady_copy(text, function, match["name"], match[0])
+        if steady is not None:
+            out += [text[at:start], _store_steady_on_entry(function, match["name"], steady[1])]
+            copies.append(steady[0])
+            at = end
+    if not copies:
+        return text
+    return "".join(out) + text[at:] + "\n" + "\n".join(copies)
+
+
+def _steady_copy(module: str, function: str, name: str, header: str) -> tuple[str, str] | None:
+    """(the copy's text, the frame parameter) of resume function `name`
+    (`header`: its `define` line), or None where it is not of the shape this
+    handles."""
+    if "!dbg" in function:
+        return None   # a copy would share the function's debug information, which LLVM refuses
+    address, load = _INDEX_ADDR.search(function), _INDEX_LOAD.search(function)
+    if address is None or load is None or f" {address['frame']})" not in header:
+        return None   # the number is not read from the frame the function is given
+    frame = address["frame"]
+    if not _one_start(module, name, address["offset"]):
+        return None
+    if len(re.findall(r"%index\b(?!\.)", function)) != 2:   # its load and one comparison
+        return None
+    compare = re.search(rf'^  (%[-\w$.]+) = icmp (eq|ne) {load["type"]} %index, 0$', function, re.M)
+    if compare is None or len(re.findall(re.escape(compare[1]) + r"\b(?![.\w])", function)) != 2:
+        return None
+    branch = re.search(rf'^  br i1 {re.escape(compare[1])}, label (%[-\w$.]+|%"[^"]+"), label (%[-\w$.]+|%"[^"]+")$',
+                       function, re.M)
+    if branch is None:
+        return None
+    later = branch[2] if compare[2] == "eq" else branch[1]   # where a number other than 0 goes
+    steady_name = _suffixed(name, _STEADY)
+    copy = function.replace(compare[0] + "\n", "", 1).replace(branch[0], f"  br label {later}", 1)
+    copy = copy.replace(f"@{name}(", f"@{steady_name}(", 1)
+    return copy, frame
+
+
+def _one_start(module: str, name: str, offset: str) -> bool:
+    """Whether every use of `@name` outside its own definition is a direct call,
+    or a store into a frame whose number the same function sets to 0 (at the
+    index's `offset`), and there is at least one such store."""
+    reference = re.compile(rf"@{re.escape(name)}(?![\w.$\"-])")
+    stores = 0
+    for function in _definitions(module):
+        if not reference.search(function) or f"@{name}(" in function.split("\n", 1)[0]:
+            continue   # (its own definition)
+        for line in function.splitlines():
+            if not reference.search(line):
+                continue
+            store = re.fullmatch(rf"  store ptr @{re.escape(name)}, ptr (%[-\w$.]+)(?:, align \d+)?", line)
+            if store is not None:
+                if not _stores_number_zero(function, store[1], offset):
+                    return False
+                stores += 1
+            elif not re.search(rf"\bcall [^@\n]*@{re.escape(name)}\(", line):
+                return False
+    return stores > 0
+
+
+def _stores_number_zero(function: str, frame: str, offset: str) -> bool:
+    for address in re.finditer(rf"^  (%[-\w$.]+) = getelementptr inbounds (?:nuw )?i8, ptr {re.escape(frame)}, "
+                               rf"i64 {offset}$", function, re.M):
+        if re.search(rf"^  store i\d+ 0, ptr {re.escape(address[1])}(?:, align \d+)?$", function, re.M):
+            return True
+    return False
+
+
+def _definitions(module: str):
+    at = 0
+    while (start := module.find("\ndefine ", at)) >= 0:
+        end = module.find("\n}\n", start) + 3
+        if end < 3:
+            return
+        yield module[start + 1:end]
+        at = end
+
+
+def _store_steady_on_entry(function: str, name: str, frame: str) -> str:
+    """`function` with a store of its steady copy's address into its frame's
+    resume slot before anything else it does."""
+    at = function.index("{\n") + 2
+    first_line = function[at:function.index("\n", at) + 1]
+    if first_line.rstrip().endswith(":") and not first_line.startswith(" "):
+        at += len(first_line)   # the entry block's label
+    store = f"  store ptr @{_suffixed(name, _STEADY)}, ptr {frame}, align 8\n"
+    return function[:at] + store + function[at:]
+
+
+def _suffixed(name: str, suffix: str) -> str:
+    return f'"{name[1:-1]}{suffix}"' if name.startswith('"') else f'"{name}{suffix}"'
