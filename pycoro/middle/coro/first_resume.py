@@ -15,21 +15,25 @@ instead, 1.66, gains nothing: the call's target then comes through a store
 and a load in every step.)
 
 After the pipeline, for each resume function `R` of that shape (its number
-loaded once, compared with 0 once, one branch on it, no debug information),
-`R.steady` is a copy of it that takes the branch for a number other than 0
-(the block for 0, unreachable there, is dropped by code generation), and
-`R` itself stores `@R.steady` as the frame's resume function on entry. `R`
-stays right for any state (the store is idempotent, and a final suspend
-still clears the slot after it), so every call and store of `@R` that
-LLVM left stays as it is; `R.steady` is reached only through the frame
-after `R` has run, when the coroutine has left its initial point. That
-point must be number 0: every function that stores `@R` into a frame must
-store 0 as that frame's number (the ramp, inlined or not); any other use
-of `@R` leaves the coroutine as it was.
+loaded once and compared with 0 once, one branch on that, no debug
+information) of a coroutine that begins with an initial suspend (the
+lowering says which: an `initial run` coroutine's point 0 is a `yield` it
+may come back to), `R.steady` is a copy of it whose branch is constant
+(the number is not 0; code generation drops the other way), and `R` itself
+stores `@R.steady` as the frame's resume function on entry. `R` stays right
+for any state (the store is idempotent, and a final suspend still clears
+the slot after it), so every call and store of `@R` that LLVM left stays
+as it is; `R.steady` is reached only through the frame after `R` has run,
+when the coroutine has left its initial point. That point must be number
+0 and `R` must never suspend there: `R` stores no 0 as its number, and
+every function that stores `@R` into a frame (the ramp, inlined or not)
+stores 0 as that frame's number; any other use of `@R` leaves the
+coroutine as it was.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 _DEFINE = re.compile(r'^define [^@\n]*@(?P<name>"[^"\n]*\.resume"|[-\w$.]+\.resume)\(.*\{$', re.M)
 _INDEX_ADDR = re.compile(r'^  %index\.addr = getelementptr inbounds (?:nuw )?i8, ptr (?P<frame>%[-\w$.]+), '
@@ -38,12 +42,16 @@ _INDEX_LOAD = re.compile(r'^  %index = load (?P<type>i\d+), ptr %index\.addr, al
 _STEADY = ".steady"
 
 
-def split_first_resumes(text: str) -> str:
-    """`text` (a lowered module) with each two-state resume function's later
-    resumptions in a copy of its own."""
+def split_first_resumes(text: str, lazy: Collection[str]) -> str:
+    """`text` (a lowered module) with the later resumptions of each two-state
+    coroutine of `lazy` (the names of the functions of those that begin with
+    an initial suspend: ModuleGen.lazy_coroutines) in a copy of its own."""
+    resume_functions = {f"{name}.resume" for name in lazy}
     copies: list[str] = []
     out, at = [], 0
     for match in _DEFINE.finditer(text):
+        if match["name"].strip('"') not in resume_functions:
+            continue   # (an `initial run` coroutine's point 0 is a `yield` it may come back to)
         start = match.start()
         end = text.find("\n}\n", start) + 3
         if end < 3:
@@ -73,6 +81,8 @@ def _steady_copy(module: str, function: str, name: str, header: str) -> tuple[st
         return None
     if len(re.findall(r"%index\b(?!\.)", function)) != 2:   # its load and one comparison
         return None
+    if re.search(r"^  store i\d+ 0, ptr %index\.addr\b", function, re.M):
+        return None   # it can suspend at point 0 itself: point 0 is not only the initial one
     compare = re.search(rf'^  (%[-\w$.]+) = icmp (eq|ne) {load["type"]} %index, 0$', function, re.M)
     if compare is None or len(re.findall(re.escape(compare[1]) + r"\b(?![.\w])", function)) != 2:
         return None
@@ -80,24 +90,30 @@ def _steady_copy(module: str, function: str, name: str, header: str) -> tuple[st
                        function, re.M)
     if branch is None:
         return None
-    later = branch[2] if compare[2] == "eq" else branch[1]   # where a number other than 0 goes
+    # the number is never 0 there: the branch is constant (both edges stay,
+    # so the phis of both targets stay as they are; code generation drops the dead one)
+    never_zero = "false" if compare[2] == "eq" else "true"
     steady_name = _suffixed(name, _STEADY)
-    copy = function.replace(compare[0] + "\n", "", 1).replace(branch[0], f"  br label {later}", 1)
+    copy = function.replace(compare[0] + "\n", "", 1).replace(
+        branch[0], branch[0].replace(f"br i1 {compare[1]},", f"br i1 {never_zero},", 1), 1)
     copy = copy.replace(f"@{name}(", f"@{steady_name}(", 1)
     return copy, frame
 
 
 def _one_start(module: str, name: str, offset: str) -> bool:
-    """Whether every use of `@name` outside its own definition is a direct call,
-    or a store into a frame whose number the same function sets to 0 (at the
-    index's `offset`), and there is at least one such store."""
+    """Whether every use of `@name` (its own body's included, where a
+    recursive coroutine makes a child) is a direct call, or a store into a
+    frame whose number the same function sets to 0 (at the index's
+    `offset`), and there is at least one such store; and no global refers to it."""
     reference = re.compile(rf"@{re.escape(name)}(?![\w.$\"-])")
+    if any(reference.search(line) for line in module.splitlines() if line.startswith("@")):
+        return False   # a global's initialiser or an alias
     stores = 0
     for function in _definitions(module):
-        if not reference.search(function) or f"@{name}(" in function.split("\n", 1)[0]:
-            continue   # (its own definition)
+        if not reference.search(function):
+            continue
         for line in function.splitlines():
-            if not reference.search(line):
+            if line.startswith("define ") or not reference.search(line):
                 continue
             store = re.fullmatch(rf"  store ptr @{re.escape(name)}, ptr (%[-\w$.]+)(?:, align \d+)?", line)
             if store is not None:

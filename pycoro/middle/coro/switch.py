@@ -94,6 +94,7 @@ class SwitchEmitter(PromisedEmitter):
         if self.info.initial_suspend:
             # destroyed before it starts: its owned parameters are still destroyed
             self._suspend("init")
+            fg.mg.lazy_coroutines.add(fg.fn.name)
 
     # ---- what a backtrace needs (stdlib/rt.pc's `fail`, backend/backtrace.py)
     @functools.cached_property
