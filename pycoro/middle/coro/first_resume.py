@@ -39,6 +39,8 @@ _DEFINE = re.compile(r'^define [^@\n]*@(?P<name>"[^"\n]*\.resume"|[-\w$.]+\.resu
 _INDEX_ADDR = re.compile(r'^  %index\.addr = getelementptr inbounds (?:nuw )?i8, ptr (?P<frame>%[-\w$.]+), '
                          r'i64 (?P<offset>\d+)$', re.M)
 _INDEX_LOAD = re.compile(r'^  %index = load (?P<type>i\d+), ptr %index\.addr, align \d+$', re.M)
+_REFERENCE = re.compile(r'@("[^"\n]*"|[-\w$.]+)')
+_LABEL = re.compile(r'^(?:"[^"\n]*"|[-\w$.]+):')
 _STEADY = ".steady"
 
 
@@ -47,6 +49,7 @@ def split_first_resumes(text: str, lazy: Collection[str]) -> str:
     coroutine of `lazy` (the names of the functions of those that begin with
     an initial suspend: ModuleGen.lazy_coroutines) in a copy of its own."""
     resume_functions = {f"{name}.resume" for name in lazy}
+    uses = _uses(text)
     copies: list[str] = []
     out, at = [], 0
     for match in _DEFINE.finditer(text):
@@ -57,7 +60,7 @@ def split_first_resumes(text: str, lazy: Collection[str]) -> str:
         if end < 3:
             break
         function = text[start:end]
-        steady = _steady_copy(text, function, match["name"], match[0])
+        steady = _steady_copy(uses.get(match["name"], []), function, match["name"], match[0])
         if steady is not None:
             out += [text[at:start], _store_steady_on_entry(function, match["name"], steady[1])]
             copies.append(steady[0])
@@ -67,17 +70,17 @@ def split_first_resumes(text: str, lazy: Collection[str]) -> str:
     return "".join(out) + text[at:] + "\n" + "\n".join(copies)
 
 
-def _steady_copy(module: str, function: str, name: str, header: str) -> tuple[str, str] | None:
+def _steady_copy(uses: list[tuple[str, str]], function: str, name: str, header: str) -> tuple[str, str] | None:
     """(the copy's text, the frame parameter) of resume function `name`
-    (`header`: its `define` line), or None where it is not of the shape this
-    handles."""
+    (`header`: its `define` line; `uses`: _uses' of it), or None where it is
+    not of the shape this handles."""
     if "!dbg" in function:
         return None   # a copy would share the function's debug information, which LLVM refuses
     address, load = _INDEX_ADDR.search(function), _INDEX_LOAD.search(function)
     if address is None or load is None or f" {address['frame']})" not in header:
         return None   # the number is not read from the frame the function is given
     frame = address["frame"]
-    if not _one_start(module, name, address["offset"]):
+    if not _one_start(uses, name, address["offset"]):
         return None
     if len(re.findall(r"%index\b(?!\.)", function)) != 2:   # its load and one comparison
         return None
@@ -100,32 +103,41 @@ def _steady_copy(module: str, function: str, name: str, header: str) -> tuple[st
     return copy, frame
 
 
-def _one_start(module: str, name: str, offset: str) -> bool:
+def _one_start(uses: list[tuple[str, str]], name: str, offset: str) -> bool:
     """Whether every use of `@name` (its own body's included, where a
     recursive coroutine makes a child) is a direct call, or a store into a
     frame whose number the same function sets to 0 (at the index's
-    `offset`), and there is at least one such store; and no global refers to it."""
-    reference = re.compile(rf"@{re.escape(name)}(?![\w.$\"-])")
-    if any(reference.search(line) for line in module.splitlines() if line.startswith("@")):
-        return False   # a global's initialiser or an alias
+    `offset`), and there is at least one such store; none is a global's."""
     stores = 0
-    for function in _definitions(module):
-        if not reference.search(function):
-            continue
-        for line in function.splitlines():
-            if line.startswith("define ") or not reference.search(line):
-                continue
-            store = re.fullmatch(rf"  store ptr @{re.escape(name)}, ptr (%[-\w$.]+)(?:, align \d+)?", line)
-            if store is not None:
-                if not _stores_number_zero(function, store[1], offset):
-                    return False
-                stores += 1
-            elif not re.search(rf"\bcall [^@\n]*@{re.escape(name)}\(", line):
+    for function, line in uses:
+        store = re.fullmatch(rf"  store ptr @{re.escape(name)}, ptr (%[-\w$.]+)(?:, align \d+)?", line)
+        if store is not None and function:
+            if not _stores_number_zero(function, store[1], offset):
                 return False
+            stores += 1
+        elif not function or not re.search(rf"\bcall [^@\n]*@{re.escape(name)}\(", line):
+            return False   # a global's initialiser, an alias, a comparison, a value passed on
     return stores > 0
 
 
+def _uses(module: str) -> dict[str, list[tuple[str, str]]]:
+    """Each global name → (the text of the function, '' for a global's own
+    line, and the line) of every line that refers to it but defines no function."""
+    uses: dict[str, list[tuple[str, str]]] = {}
+    for line in module.splitlines():
+        if line.startswith("@"):
+            for reference in _REFERENCE.finditer(line):
+                uses.setdefault(reference[1], []).append(("", line))
+    for function in _definitions(module):
+        for line in function.splitlines()[1:]:
+            if "@" in line:
+                for reference in _REFERENCE.finditer(line):
+                    uses.setdefault(reference[1], []).append((function, line))
+    return uses
+
+
 def _stores_number_zero(function: str, frame: str, offset: str) -> bool:
+    """Whether `function` stores 0 at `offset` in `frame` (a ramp's number of its initial point)."""
     for address in re.finditer(rf"^  (%[-\w$.]+) = getelementptr inbounds (?:nuw )?i8, ptr {re.escape(frame)}, "
                                rf"i64 {offset}$", function, re.M):
         if re.search(rf"^  store i\d+ 0, ptr {re.escape(address[1])}(?:, align \d+)?$", function, re.M):
@@ -148,7 +160,7 @@ def _store_steady_on_entry(function: str, name: str, frame: str) -> str:
     resume slot before anything else it does."""
     at = function.index("{\n") + 2
     first_line = function[at:function.index("\n", at) + 1]
-    if first_line.rstrip().endswith(":") and not first_line.startswith(" "):
+    if _LABEL.match(first_line):
         at += len(first_line)   # the entry block's label
     store = f"  store ptr @{_suffixed(name, _STEADY)}, ptr {frame}, align 8\n"
     return function[:at] + store + function[at:]
