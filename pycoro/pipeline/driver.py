@@ -75,7 +75,7 @@ class Compilation:
         self._lowered_ir: dict[bool, str] = {}
         # of the lowered program's coroutines, for the backtrace table (ModuleGen.coroutine_links)
         self.coroutine_links: dict[str, int] = {}
-        self.lazy_coroutines: set[str] = set()   # (ModuleGen.lazy_coroutines)
+        self.resumed_in_loops: set[str] = set()   # (ModuleGen.resumed_in_loops)
         self.stream_steps = False   # a stream's step to devirtualise (middle/devirtualise.py)
         self.function_value_calls: dict[bool, int] = {}   # per lowering (trampoline or not): emitted calls through fn values
         self._optimised: dict[tuple[bool, bool], llvm.ModuleRef] = {}
@@ -164,7 +164,7 @@ class Compilation:
                 generator = self._generator(program, trampoline)
                 module = generator.generate(entry=True, internal=True)
                 self.coroutine_links.update(generator.coroutine_links)
-                self.lazy_coroutines |= generator.lazy_coroutines
+                self.resumed_in_loops |= generator.resumed_in_loops
                 self.stream_steps |= generator.stream_steps
                 self.function_value_calls[trampoline] = generator.function_value_calls
                 module.triple = targets.triple_for(self.options.target)
@@ -295,9 +295,9 @@ class Compilation:
                 inline_ramps(module, machine, self.options.opt_level)
                 if self.options.opt_level > 0:
                     calling_convention = [resume_cc.preserve_none_text] if resume_cc.applies(machine.triple) else []
-                    lazy = frozenset(self.lazy_coroutines)
+                    candidates = frozenset(self.resumed_in_loops)
                     module = rewrite(module, [*calling_convention,
-                                              lambda text: first_resume.split_first_resumes(text, lazy)])
+                                              lambda text: first_resume.split_first_resumes(text, candidates)])
             with self.stage("cold code"):   # the runtime's, compiled once (backend/cold_runtime.py)
                 cold_runtime.attach(module, _cold_assembly(machine, self.options, jit_mode))
         if self.gpu and not self.options.allow_device_heap:

@@ -94,7 +94,9 @@ class SwitchEmitter(PromisedEmitter):
         if self.info.initial_suspend:
             # destroyed before it starts: its owned parameters are still destroyed
             self._suspend("init")
-            fg.mg.lazy_coroutines.add(fg.fn.name)
+            from ..irgen.suspends import suspends_in_a_loop   # (here: irgen's package imports this module)
+            if suspends_in_a_loop(fg.inst.decl.body):
+                fg.mg.resumed_in_loops.add(fg.fn.name)
 
     # ---- what a backtrace needs (stdlib/rt.pc's `fail`, backend/backtrace.py)
     @functools.cached_property

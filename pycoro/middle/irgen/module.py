@@ -83,8 +83,8 @@ class ModuleGen:
         # when it ends (coro/switch.py), for the backtrace table (backend/backtrace.py)
         self.coroutine_links: dict[str, int] = {}
         # the switched-resume coroutines (their functions' names) that begin with
-        # an initial suspend, for middle/coro/first_resume.py
-        self.lazy_coroutines: set[str] = set()
+        # an initial suspend and may suspend inside a loop, for middle/coro/first_resume.py
+        self.resumed_in_loops: set[str] = set()
         self.stream_steps = False   # whether a stream's step is marked for middle/devirtualise.py
         # calls through function values emitted (their callee a value, which may be a
         # load LICM must not promote: middle/passes.licm_promotion_safe)

@@ -19,3 +19,12 @@ def suspends_after(exprs: list) -> list[bool]:
 def may_suspend(node) -> bool:
     """Whether evaluating an expression may suspend the coroutine it runs in."""
     return ast.contains(node, _SUSPENSIONS)
+
+
+_LOOPS = (ast.While, ast.Loop, ast.For)
+
+
+def suspends_in_a_loop(body) -> bool:
+    """Whether a function's body may suspend inside a loop (a coroutine that
+    does is usually resumed many times: middle/coro/first_resume.py)."""
+    return any(ast.contains(loop, _SUSPENSIONS) for loop in ast.nodes_of(body, _LOOPS))
