@@ -51,7 +51,7 @@ def split_first_resumes(text: str, candidates: Collection[str]) -> str:
     this relies on, and may suspend inside a loop, where the copy pays:
     ModuleGen.resumed_in_loops. (A task with one `await` outside a loop is
     resumed once after its start; a copy of its body there made task_chain
-    5-10% slower, 15 interleaved rounds.)"""
+    slower: 60.7 against 54.6 ns/task, medians of 15 interleaved rounds.)"""
     resume_functions = {f"{name}.resume" for name in candidates}
     uses = _uses(text)
     copies: list[str] = []
