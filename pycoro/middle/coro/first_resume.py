@@ -35,6 +35,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from .rewrite import function_spans
+
 _DEFINE = re.compile(r'^define [^@\n]*@(?P<name>"[^"\n]*\.resume"|[-\w$.]+\.resume)\(.*\{$', re.M)
 _INDEX_ADDR = re.compile(r'^  %index\.addr = getelementptr inbounds (?:nuw )?i8, ptr (?P<frame>%[-\w$.]+), '
                          r'i64 (?P<offset>\d+)$', re.M)
@@ -133,7 +135,8 @@ def _uses(module: str) -> dict[str, list[tuple[str, str]]]:
         if line.startswith("@"):
             for reference in _REFERENCE.finditer(line):
                 uses.setdefault(reference[1], []).append(("", line))
-    for function in _definitions(module):
+    for start, end in function_spans(module):
+        function = module[start:end]
         for line in function.splitlines()[1:]:
             if "@" in line:
                 for reference in _REFERENCE.finditer(line):
@@ -148,16 +151,6 @@ def _stores_number_zero(function: str, frame: str, offset: str) -> bool:
         if re.search(rf"^  store i\d+ 0, ptr {re.escape(address[1])}(?:, align \d+)?$", function, re.M):
             return True
     return False
-
-
-def _definitions(module: str):
-    at = 0
-    while (start := module.find("\ndefine ", at)) >= 0:
-        end = module.find("\n}\n", start) + 3
-        if end < 3:
-            return
-        yield module[start + 1:end]
-        at = end
 
 
 def _store_steady_on_entry(function: str, name: str, frame: str) -> str:
