@@ -287,7 +287,11 @@ def test_a_run_entry_whose_library_cannot_be_loaded_runs_its_object_code(cache_d
     (["run", "-o", "x", "p.pc"], None), (["build", "--emit", "wasm", "p.pc"], None),
     (["build", "--target", "arm", "p.pc"], None), (["build", "p.pc", "-o"], None), (["build", "-o", "--emit", "p.pc"], None),
     (["build", "--emit=obj", "p.pc"], None), (["build", "--check-leaks", "p.pc"], None),
-    (["check", "p.pc"], None), ([], None),
+    (["check", "p.pc"], ("check", "p.pc", {})),
+    (["check", "--deny-warnings", "--target", "nvptx", "p.pc"],
+     ("check", "p.pc", {"deny_warnings": True, "target": "nvptx"})),
+    (["explain", "-O0", "p.pc"], ("explain", "p.pc", {"opt": 0})), (["check", "-O2", "p.pc"], None),
+    (["gdb", "a.out"], None), ([], None),
 ])
 def test_the_command_lines_taken_without_the_cli(argv, plain):
     from pycoro.cli.commands import plain_command

@@ -349,17 +349,17 @@ COMMANDS = {
                      "header, or PTX for --target nvptx.",
                      (OUTPUT, TARGET, ARCH, ALLOW_DEVICE_HEAP, EMIT, OPT, DEBUG, REAL_TIME, TIME_STAGES,
                       DENY_WARNINGS, TARGET_CPU, LIBRARY, LIBRARY_DIR), plain=True),
-    "check": Command(check_program, "Parse and type-check FILE only.", (TARGET, DENY_WARNINGS)),
+    "check": Command(check_program, "Parse and type-check FILE only.", (TARGET, DENY_WARNINGS), plain=True),
     "explain": Command(explain_program, "Report coroutine frames, their ABIs, and heap elision per call site.",
-                       (OPT, TARGET, ARCH)),
+                       (OPT, TARGET, ARCH), plain=True),
     "gdb": Command(gdb_program, "Debug FILE, an executable built with -g, in gdb with pycoro's printers for "
                    "coroutine handles and its `pycoro chain` command.", (), file_help="an executable built with `pycoro build -g`"),
 }
 
 
 def plain_command(argv: list[str]) -> tuple[str, str, dict] | None:
-    """`run FILE` or `build FILE` with only their options, as separate words
-    (`-O N` and `-ON` too): the command, the file and the parameters given;
+    """`run`, `build`, `check` or `explain` and FILE with only their options,
+    as separate words (`-O N` and `-ON` too): the command, the file and the parameters given;
     None for any other command line (app.py's typer parses it, and says what
     is wrong with it)."""
     if not argv or argv[0] not in COMMANDS or not COMMANDS[argv[0]].plain:

@@ -1,8 +1,8 @@
 """The `pycoro` command's entry point.
 
-`main` recognises the plain forms of `pycoro run` and `pycoro build` itself
-(commands.plain_command) and runs them without the CLI's option parser
-(typer, ~20 ms to import): a program compiled before then runs from the
+`main` recognises the plain forms of `pycoro run`, `build`, `check` and
+`explain` itself (commands.plain_command) and runs them without the CLI's
+option parser (typer, ~20 ms to import): a program compiled before then runs from the
 cache without the compiler or LLVM either (rerun.py), as `python x.py` runs
 a module from its .pyc. Every other command line goes to typer (app.py),
 which parses the same declared options and runs the same actions.
