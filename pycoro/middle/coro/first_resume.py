@@ -35,10 +35,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from .rewrite import function_spans
+from .rewrite import VALUE, function_spans
 
 _DEFINE = re.compile(r'^define [^@\n]*@(?P<name>"[^"\n]*\.resume"|[-\w$.]+\.resume)\(.*\{$', re.M)
-_INDEX_ADDR = re.compile(r'^  %index\.addr = getelementptr inbounds (?:nuw )?i8, ptr (?P<frame>%[-\w$.]+), '
+_INDEX_ADDR = re.compile(r'^  %index\.addr = getelementptr inbounds (?:nuw )?i8, ptr (?P<frame>' + VALUE + r'), '
                          r'i64 (?P<offset>\d+)$', re.M)
 _INDEX_LOAD = re.compile(r'^  %index = load (?P<type>i\d+), ptr %index\.addr, align \d+$', re.M)
 _REFERENCE = re.compile(r'@("[^"\n]*"|[-\w$.]+)')
@@ -93,10 +93,10 @@ def _steady_copy(uses: list[tuple[str, str]], function: str, name: str, header: 
         return None
     if re.search(r"^  store i\d+ 0, ptr %index\.addr\b", function, re.M):
         return None   # it can suspend at point 0 itself: point 0 is not only the initial one
-    compare = re.search(rf'^  (%[-\w$.]+) = icmp (eq|ne) {load["type"]} %index, 0$', function, re.M)
+    compare = re.search(rf'^  ({VALUE}) = icmp (eq|ne) {load["type"]} %index, 0$', function, re.M)
     if compare is None or len(re.findall(re.escape(compare[1]) + r"\b(?![.\w])", function)) != 2:
         return None
-    branch = re.search(rf'^  br i1 {re.escape(compare[1])}, label (%[-\w$.]+|%"[^"]+"), label (%[-\w$.]+|%"[^"]+")$',
+    branch = re.search(rf'^  br i1 {re.escape(compare[1])}, label ({VALUE}|%"[^"]+"), label ({VALUE}|%"[^"]+")$',
                        function, re.M)
     if branch is None:
         return None
@@ -117,7 +117,7 @@ def _one_start(uses: list[tuple[str, str]], name: str, offset: str) -> bool:
     `offset`), and there is at least one such store; none is a global's."""
     stores = 0
     for function, line in uses:
-        store = re.fullmatch(rf"  store ptr @{re.escape(name)}, ptr (%[-\w$.]+)(?:, align \d+)?", line)
+        store = re.fullmatch(rf"  store ptr @{re.escape(name)}, ptr ({VALUE})(?:, align \d+)?", line)
         if store is not None and function:
             if not _stores_number_zero(function, store[1], offset):
                 return False
@@ -146,7 +146,7 @@ def _uses(module: str) -> dict[str, list[tuple[str, str]]]:
 
 def _stores_number_zero(function: str, frame: str, offset: str) -> bool:
     """Whether `function` stores 0 at `offset` in `frame` (a ramp's number of its initial point)."""
-    for address in re.finditer(rf"^  (%[-\w$.]+) = getelementptr inbounds (?:nuw )?i8, ptr {re.escape(frame)}, "
+    for address in re.finditer(rf"^  ({VALUE}) = getelementptr inbounds (?:nuw )?i8, ptr {re.escape(frame)}, "
                                rf"i64 {offset}$", function, re.M):
         if re.search(rf"^  store i\d+ 0, ptr {re.escape(address[1])}(?:, align \d+)?$", function, re.M):
             return True

@@ -32,9 +32,9 @@ import re
 
 import llvmlite.binding as llvm
 
+from .rewrite import VALUE as _VALUE
 from .rewrite import function_spans, rewrite
 
-_VALUE = r'%[-\w$.]+'
 # `@name` or `@"name"` (generic instances' names are quoted: `@"pc.zip<i64,i64>.resume"`)
 _RESUMING = r'@(?:"[^"\n]*\.resume"|[-\w$.]+\.resume|__NoopCoro_ResumeDestroy|"?pc\.resume\.handle"?)'
 _DEFINITION = re.compile(r'^(define internal )fastcc( [^@\n]*' + _RESUMING + r'\()', re.M)

@@ -17,6 +17,9 @@ import llvmlite.binding as llvm
 
 Edit = Callable[[str], str]
 
+# a local value's name in LLVM's text (`%hdl`, `%.7.i`, `%index.addr19.i`)
+VALUE = r'%[-\w$.]+'
+
 
 def rewrite(module: llvm.ModuleRef, edits: Sequence[Edit]) -> llvm.ModuleRef:
     """`module` with `edits` applied (the same module where none changes it)."""
