@@ -24,7 +24,7 @@ from pycoro.difftest.runner import Runner, exe_for
 # three programs of each plain layer, one of each coroutine layer (each of those
 # takes a few seconds: the sample stays well under a minute on 2 cores)
 SAMPLE = ([(layer, seed) for layer in ("arith", "control") for seed in range(3)]
-          + [(layer, 0) for layer in ("generators", "send", "streams", "tasks", "async")])
+          + [(layer, 0) for layer in ("generators", "send", "promises", "streams", "tasks", "async")])
 LONG = int(os.environ.get("PYCORO_DIFFTEST", "0"))
 
 
