@@ -269,6 +269,36 @@ backtrace, most recent call first:
    2: {top}
    3: main at p.pc:14:5
 """)
+# -O2: the whole program is inlined into main, and the division by zero is
+# known there; a panic's call kept apart from the others (`nomerge`: the
+# runtime's panics, pipeline/driver.py) keeps its inlined-at chain. Merged
+# with the frame allocator's own panic, the call had no position of its own
+# and the backtrace showed `main` alone. (-O0 leaves out `outer`, which
+# waits for `top` in `await t` and is not on the native stack, since only a
+# coroutine that panics itself hands its continuation to the panic.)
+AWAITED_VARIABLE = """\
+fn divide(a: i64, b: i64) -> i64 { return a / b; }
+fn top(n: i64) -> Task<i64> { co_return divide(n, n - 1); }
+fn outer(t: Task<i64>) -> Task<i64> { let v = await t; co_return v; }
+fn main() {
+    let t = top(1);
+    print(block_on(outer(t)));
+}
+"""
+
+
+def test_a_panic_inlined_into_main_keeps_every_function_it_was_inlined_from(pycoro, tmp_path):
+    proc = run_with_backtrace(pycoro, tmp_path, AWAITED_VARIABLE, "-O2")
+    assert (proc.returncode, proc.stderr) == (101, """\
+panic: division by zero at p.pc:1:43
+backtrace, most recent call first:
+   0: divide at p.pc:1:43
+   1: top at p.pc:2:31
+   2: outer at p.pc:3:39
+   3: main at p.pc:6:5
+""")
+
+
 JOINED = """\
 async fn work(n: i64) -> i64 {
     await sleep(1);

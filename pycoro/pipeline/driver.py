@@ -744,7 +744,22 @@ def _compile_runtime(source: str, path: Path) -> str:
         module.get_global(f"pc.{name}").attributes.update({"noinline", "cold"})
     for symbol, shared in SHARED_STATE.items():
         module.get_global(symbol).name = shared
-    return str(module)
+    return _never_merged(str(module), [f"pc.{name}" for name in _PANICS])
+
+
+def _never_merged(text: str, names: list[str]) -> str:
+    """`text` with each function of `names` marked `nomerge` (llvmlite's IR
+    builder knows no such attribute): no two calls of it are merged into one,
+    so each panic keeps its own position and inlined-at chain in the debug
+    information. Merged (LLVM's tail merging joins `call; unreachable`
+    sequences that differ only in their arguments), a panic's call had line 0
+    in the scope of the function everything was inlined into: a backtrace
+    through three inlined tasks showed `main` alone."""
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        if line.startswith("define ") and any(f'@"{name}"(' in line for name in names):
+            lines[number] = line + " nomerge"
+    return "\n".join(lines)
 
 
 # Runtime functions that every program's pipeline skips. `print_float` (60
