@@ -16,6 +16,11 @@ run` ones, which no layer generated):
 - `Pooled<T>`: as Lazy, with the promise's own `allocate`/`deallocate`
   (malloc and free, counting the frames in `pframes`); main's first `defer`
   prints the count left once everything else has ended: 0;
+- `Detached<T>`: `initial run` and `final run`: it frees itself at its end,
+  and its handles do not own it. Its return hooks count its end (`pdone`);
+  `main` makes one and resumes it until the count moves, printing its
+  values, and never touches it after (a coroutine's body never drives one,
+  so the count moves for that one alone);
 - each counts its `yield_value` calls in the promise (`yields()`), so every
   hook call is seen, and keeps T's zero value after `co_return;`.
 
@@ -38,9 +43,8 @@ the values it receives (`_Counted`); an Eager one is advanced once when it
 is made. `value()` of a Lazy one before its first `next()` is not
 generated (what the promise holds then is not specified).
 
-Not generated: `final run` (a coroutine that frees itself: its owner must
-not touch it after its end, which the consumers here would), promise hooks
-that print (the order of a `co_return`'s hook and its scope's defers is
+Not generated: a Detached coroutine driven anywhere but `main`, or left
+unfinished (it would never be freed); promise hooks that print (the order of a `co_return`'s hook and its scope's defers is
 C++'s, hook first, where Python's `finally` runs first: modelling it would
 need the oracle to run the hook ahead of the body's own cleanups).
 """
@@ -56,7 +60,15 @@ from . import Layer, register
 from .generator_nodes import CoSig, FnRef, ForH, GenCall, HAssign, HandleLet, HandleT, HMethod, _state
 from .generators import Closer, _co_body, _fstate, _show, co_function, live_handles, movable, move
 
-PROMISES = {"Eager": "run", "Lazy": "suspend", "Pooled": "suspend"}   # promise → its initial suspend point
+# promise → its initial and final suspend points
+PROMISES = {"Eager": ("run", "suspend"), "Lazy": ("suspend", "suspend"), "Pooled": ("suspend", "suspend"),
+            "Detached": ("run", "run")}
+OWNED = ("Eager", "Lazy", "Pooled")   # their handles own the coroutine; a Detached one frees itself
+
+# Detached coroutines count their ends (the return hooks): their handles must
+# not be touched once the coroutine has ended, so `main` drives each one until
+# the count moves (a coroutine's body never drives a Detached one).
+DETACHED_COUNT = "var pdone: i64 = 0;"
 
 # Pooled's frames come from its own allocator, which counts them: once main
 # has ended (its first `defer`, run last), every frame made was freed. How
@@ -72,12 +84,12 @@ ALLOCATOR_HOOKS = """    fn allocate(size: u64) -> ptr<u8> { pframes += 1; retur
 PROMISE = """promise {name}<T> {{
     abi switch;
     initial {initial};
-    final suspend;
+    final {final};
     var out: T;
     var count: i64;
     fn yield_value(mut self, v: T) {{ self.out = v; self.count += 1; }}
-    fn return_value(mut self, v: T) {{ self.out = v; }}
-    fn return_void(mut self) {{ var zero: T; self.out = zero; }}
+    fn return_value(mut self, v: T) {{ self.out = v;{ends} }}
+    fn return_void(mut self) {{ var zero: T; self.out = zero;{ends} }}
 {hooks}}}
 impl<T> {name}<T> {{
     fn next(mut self) -> bool {{ if !self.done() {{ self.resume(); }} return !self.done(); }}
@@ -90,23 +102,31 @@ class _Counted(_Gen):
     """A handle of a promise that counts its yield_value calls; an Eager one
     has run to its first suspend point when it is made."""
 
-    def __init__(self, gen, zero, eager):
+    def __init__(self, gen, zero, eager, detached):
         super().__init__(gen, zero, ())
-        self.count = 0
+        self.count, self.detached = 0, detached
         if eager:
             self.next()
 
     def send(self, v):
         more = super().send(v)
         self.count += more
+        if self.detached and not more:   # its return hook counts its end
+            _pdone[0] += 1
         return more
+
+    def resume(self):
+        self.next()
 
     def yields(self):
         return self.count
 
 
-def _mkp(fn, zero, eager, *args):
-    return _Counted(fn(*args), zero, eager)
+_pdone = [0]
+
+
+def _mkp(fn, zero, eager, detached, *args):
+    return _Counted(fn(*args), zero, eager, detached)
 '''
 
 
@@ -117,9 +137,12 @@ class PromiseDecls(m.Decl):
 
     def pc(self) -> list[str]:
         lines = ALLOCATOR.split("\n") if "Pooled" in self.names else []
+        lines += [DETACHED_COUNT] if "Detached" in self.names else []
         for name in self.names:
+            initial, final = PROMISES[name]
             hooks = ALLOCATOR_HOOKS if name == "Pooled" else ""
-            lines += PROMISE.format(name=name, initial=PROMISES[name], hooks=hooks).split("\n")
+            ends = " pdone += 1;" if name == "Detached" else ""
+            lines += PROMISE.format(name=name, initial=initial, final=final, hooks=hooks, ends=ends).split("\n")
         return lines
 
     def py(self) -> list[str]:
@@ -132,8 +155,9 @@ class PromiseCall(GenCall):
 
     def py(self) -> str:
         args = "".join(f", {a.val()}" for a in self.args)
-        eager = PROMISES[self.ty.promise] == "run"
-        return f"_mkp({self.fn}, {zero_py(self.ty.elem)}, {eager}{args})"
+        eager = PROMISES[self.ty.promise][0] == "run"
+        detached = self.ty.promise not in OWNED
+        return f"_mkp({self.fn}, {zero_py(self.ty.elem)}, {eager}, {detached}{args})"
 
 
 @dataclass
@@ -179,8 +203,8 @@ def _elem(g):
     return g.pick(g.structs) if g.structs else "i64"
 
 
-def _ours(g, elem=None) -> list[CoSig]:
-    return [s for s in _state(g)["cos"] if s.ty.promise in PROMISES and (elem is None or s.ty.elem == elem)]
+def _ours(g, elem=None, promises=OWNED) -> list[CoSig]:
+    return [s for s in _state(g)["cos"] if s.ty.promise in promises and (elem is None or s.ty.elem == elem)]
 
 
 def _call(g, s: CoSig) -> m.Expr:
@@ -194,7 +218,7 @@ def _call(g, s: CoSig) -> m.Expr:
 
 
 def _handles(g, mutable=False):
-    return [v for name in PROMISES for v in live_handles(g, name, mutable=mutable)]
+    return [v for name in OWNED for v in live_handles(g, name, mutable=mutable)]
 
 
 def _callable(g) -> list[CoSig]:
@@ -227,7 +251,7 @@ def _use(g):
     nxt = HMethod(BOOL, v.name, "next")
     val = HMethod(elem, v.name, "value")
     counts = [HMethod("i64", v.name, "yields"), HMethod(BOOL, v.name, "done")]
-    if PROMISES[v.ty.promise] == "run" and g.chance(0.3):
+    if PROMISES[v.ty.promise][0] == "run" and g.chance(0.3):
         # an Eager one has run already: its value (the first, or its result) at any time
         return m.Block([_show(g, val, g.fresh("pf")), m.Print(g.fresh("py"), counts)])
     roll = g.r.random()
@@ -293,6 +317,39 @@ def _move(g):
     return HAssign(v.name, _call(g, g.pick(same)))
 
 
+@dataclass
+class Ends(m.Expr):
+    """How many Detached coroutines have ended (`pdone`)."""
+    ty: str = "i64"
+
+    def pc(self) -> str:
+        return "pdone"
+
+    def py(self) -> str:
+        return "_pdone[0]"
+
+    def pure(self) -> bool:
+        return False
+
+
+def _drive_detached(g):
+    """In main: `{ let before = pdone; let h = dp0(…); while k < N && pdone ==
+    before { print(h.value()); h.resume(); } print(pdone - before, k); }`:
+    made (it has run to its first suspend point), resumed until its return
+    hook counts its end, and not touched after it (it has freed itself)."""
+    detached = _ours(g, promises=("Detached",))
+    if g.fn.sig is not None or g.fn.in_defer or not detached:
+        return None
+    s = g.pick(detached)
+    before, handle = g.fresh("db"), g.fresh("dh")
+    count = m.Var("i64", before)
+    value = HMethod(s.ty.elem, handle, "value")
+    loop = m.While(g.fresh("dk"), 100000, m.Binary(BOOL, "==", Ends(), count),
+                   m.Block([_show(g, value, g.fresh("dv")), m.ExprStmt(HMethod("void", handle, "resume"))]))
+    return m.Block([m.Let(before, "i64", Ends(), False, False), m.Let(handle, s.ty, _call(g, s), False, False),
+                    loop, m.Print(g.fresh("dd"), [m.Binary("i64", "-", Ends(), count), m.Var("i64", loop.counter)])])
+
+
 # ---------------------------------------------------------------- declarations
 
 def _yield_loop(g, elem) -> m.Stmt:
@@ -328,7 +385,7 @@ def _opaque_makers(g, s: CoSig) -> None:
 def _coroutine(g, promise: str) -> None:
     elem = _elem(g)
     params = [(g.fresh("a"), g.scalar_type()) for _ in range(g.r.randint(0, 2))]
-    name = g.fresh({"Eager": "ep", "Lazy": "lp", "Pooled": "qp"}[promise])
+    name = g.fresh({"Eager": "ep", "Lazy": "lp", "Pooled": "qp", "Detached": "dp"}[promise])
     sig = FnSig(name, params, HandleT(elem, promise))
 
     def make(g):
@@ -362,7 +419,7 @@ class Promises(Layer):
             _coroutine(g, g.pick(list(names)))
 
     def statements(self):
-        return [(3, _let), (4, _use), (3, _for), (1, _move)]
+        return [(3, _let), (4, _use), (3, _for), (1, _move), (2, _drive_detached)]
 
     # generate.py's main hooks: with Pooled, main's first `defer` (run after
     # every other one and every handle of main is destroyed) prints how many
