@@ -44,9 +44,10 @@ is made. `value()` of a Lazy one before its first `next()` is not
 generated (what the promise holds then is not specified).
 
 Not generated: a Detached coroutine driven anywhere but `main`, or left
-unfinished (it would never be freed); promise hooks that print (the order of a `co_return`'s hook and its scope's defers is
-C++'s, hook first, where Python's `finally` runs first: modelling it would
-need the oracle to run the hook ahead of the body's own cleanups).
+unfinished (it would never be freed); promise hooks that print (the order
+of a `co_return`'s hook and its scope's defers is C++'s, hook first, where
+Python's `finally` runs first: modelling it would need the oracle to run
+the hook ahead of the body's own cleanups).
 """
 from __future__ import annotations
 
@@ -151,7 +152,8 @@ class PromiseDecls(m.Decl):
 
 @dataclass
 class PromiseCall(GenCall):
-    """A call of a coroutine of Eager or Lazy: the oracle's `_Counted`."""
+    """A call that makes a coroutine of one of this layer's promises: the
+    oracle's `_Counted`."""
 
     def py(self) -> str:
         args = "".join(f", {a.val()}" for a in self.args)
@@ -180,18 +182,30 @@ class ValueCall(m.Expr):
 
 
 @dataclass
-class FrameBalance(m.Expr):
-    """Pooled's frames not yet freed (0 in the oracle: every one is freed)."""
+class Counter(m.Expr):
+    """One of this layer's globals, as the oracle knows it: Pooled's frames
+    not yet freed (`pframes`: 0, every one is freed), the Detached coroutines
+    that have ended (`pdone`: the oracle's own count)."""
+    name: str
+    oracle: str
     ty: str = "i64"
 
     def pc(self) -> str:
-        return "pframes"
+        return self.name
 
     def py(self) -> str:
-        return "0"
+        return self.oracle
 
     def pure(self) -> bool:
         return False
+
+
+def _frames_left() -> Counter:   # (a node apiece: the reducer rewrites nodes in place)
+    return Counter("pframes", "0")
+
+
+def _ended() -> Counter:
+    return Counter("pdone", "_pdone[0]")
 
 
 def _elem(g):
@@ -317,21 +331,6 @@ def _move(g):
     return HAssign(v.name, _call(g, g.pick(same)))
 
 
-@dataclass
-class Ends(m.Expr):
-    """How many Detached coroutines have ended (`pdone`)."""
-    ty: str = "i64"
-
-    def pc(self) -> str:
-        return "pdone"
-
-    def py(self) -> str:
-        return "_pdone[0]"
-
-    def pure(self) -> bool:
-        return False
-
-
 def _drive_detached(g):
     """In main: `{ let before = pdone; let h = dp0(…); while k < N && pdone ==
     before { print(h.value()); h.resume(); } print(pdone - before, k); }`:
@@ -344,10 +343,10 @@ def _drive_detached(g):
     before, handle = g.fresh("db"), g.fresh("dh")
     count = m.Var("i64", before)
     value = HMethod(s.ty.elem, handle, "value")
-    loop = m.While(g.fresh("dk"), 100000, m.Binary(BOOL, "==", Ends(), count),
+    loop = m.While(g.fresh("dk"), 100000, m.Binary(BOOL, "==", _ended(), count),
                    m.Block([_show(g, value, g.fresh("dv")), m.ExprStmt(HMethod("void", handle, "resume"))]))
-    return m.Block([m.Let(before, "i64", Ends(), False, False), m.Let(handle, s.ty, _call(g, s), False, False),
-                    loop, m.Print(g.fresh("dd"), [m.Binary("i64", "-", Ends(), count), m.Var("i64", loop.counter)])])
+    return m.Block([m.Let(before, "i64", _ended(), False, False), m.Let(handle, s.ty, _call(g, s), False, False),
+                    loop, m.Print(g.fresh("dd"), [m.Binary("i64", "-", _ended(), count), m.Var("i64", loop.counter)])])
 
 
 # ---------------------------------------------------------------- declarations
@@ -432,5 +431,5 @@ class Promises(Layer):
 
     def main_decl(self, g, decl):
         if any(isinstance(d, PromiseDecls) and "Pooled" in d.names for d in g.decls):
-            decl.body.body.insert(0, m.Defer(m.Print(g.fresh("pa"), [FrameBalance()])))
+            decl.body.body.insert(0, m.Defer(m.Print(g.fresh("pa"), [_frames_left()])))
         return decl
