@@ -269,6 +269,8 @@ backtrace, most recent call first:
    2: {top}
    3: main at p.pc:14:5
 """)
+
+
 # -O2: the whole program is inlined into main, and the division by zero is
 # known there; a panic's call kept apart from the others (`nomerge`: the
 # runtime's panics, pipeline/driver.py) keeps its inlined-at chain. Merged
