@@ -22,7 +22,13 @@ run` ones, which no layer generated):
   values, and never touches it after (a coroutine's body never drives one,
   so the count moves for that one alone);
 - each counts its `yield_value` calls in the promise (`yields()`), so every
-  hook call is seen, and keeps T's zero value after `co_return;`.
+  hook call is seen, and keeps T's zero value after `co_return;`;
+- their bodies `await` awaiters of the program's own (LANGUAGE.md §5.5):
+  `Ready`, `Skip` and `Again` do not suspend (`await_ready` true,
+  `await_suspend` false, a transfer to the coroutine's own handle) and give
+  their value, in any expression; `await Pause {};` suspends, so the
+  consumer's `next()` returns true with nothing yielded (the oracle's twin
+  yields `_PAUSE`, which `_Counted` does not count or show).
 
 Their coroutines take scalar parameters; bodies are the usual random
 statements with `yield`, `co_return` (in `if`s and loops) and defers, and
@@ -59,7 +65,8 @@ from ..model import Yield
 from ..types import BOOL, is_scalar, zero_py
 from . import Layer, register
 from .generator_nodes import CoSig, FnRef, ForH, GenCall, HAssign, HandleLet, HandleT, HMethod, _state
-from .generators import Closer, _co_body, _fstate, _show, co_function, live_handles, movable, move
+from .arith import calls
+from .generators import Closer, _co_body, _fstate, _show, co_function, co_kind, live_handles, movable, move
 
 # promise → its initial and final suspend points
 PROMISES = {"Eager": ("run", "suspend"), "Lazy": ("suspend", "suspend"), "Pooled": ("suspend", "suspend"),
@@ -98,7 +105,41 @@ impl<T> {name}<T> {{
     fn yields(self) -> i64 {{ return self.promise().count; }}
 }}"""
 
+# Awaiters of the program's own in these promises' coroutines (LANGUAGE.md
+# §5.5): three that do not suspend, each by another way (`await_ready` true;
+# `await_suspend` returning false; returning the coroutine's own handle, a
+# transfer to itself), and one that does (`await_suspend` returning nothing):
+# the consumer's `next()` then returns true with nothing yielded.
+AWAITERS = """struct Ready<T> { v: T }
+impl<T> Ready<T> {
+    fn await_ready(mut self) -> bool { return true; }
+    fn await_suspend(mut self, _h: Handle) {}
+    fn await_resume(mut self) -> T { return self.v; }
+}
+struct Skip<T> { v: T }
+impl<T> Skip<T> {
+    fn await_ready(mut self) -> bool { return false; }
+    fn await_suspend(mut self, _h: Handle) -> bool { return false; }
+    fn await_resume(mut self) -> T { return self.v; }
+}
+struct Again<T> { v: T }
+impl<T> Again<T> {
+    fn await_ready(mut self) -> bool { return false; }
+    fn await_suspend(mut self, h: Handle) -> Handle { return h; }
+    fn await_resume(mut self) -> T { return self.v; }
+}
+struct Pause {}
+impl Pause {
+    fn await_ready(mut self) -> bool { return false; }
+    fn await_suspend(mut self, _h: Handle) {}
+    fn await_resume(mut self) {}
+}"""
+NOT_SUSPENDING = ("Ready", "Skip", "Again")
+
 ORACLE = '''
+_PAUSE = object()   # what the twin of `await Pause {}` yields: a suspension without a value
+
+
 class _Counted(_Gen):
     """A handle of a promise that counts its yield_value calls; an Eager one
     has run to its first suspend point when it is made."""
@@ -110,7 +151,11 @@ class _Counted(_Gen):
             self.next()
 
     def send(self, v):
+        previous = self.cur
         more = super().send(v)
+        if more and self.cur is _PAUSE:   # suspended in `await Pause {}`: nothing yielded
+            self.cur = previous
+            return True
         self.count += more
         if self.detached and not more:   # its return hook counts its end
             _pdone[0] += 1
@@ -139,6 +184,7 @@ class PromiseDecls(m.Decl):
     def pc(self) -> list[str]:
         lines = ALLOCATOR.split("\n") if "Pooled" in self.names else []
         lines += [DETACHED_COUNT] if "Detached" in self.names else []
+        lines += AWAITERS.split("\n")
         for name in self.names:
             initial, final = PROMISES[name]
             hooks = ALLOCATOR_HOOKS if name == "Pooled" else ""
@@ -206,6 +252,50 @@ def _frames_left() -> Counter:   # (a node apiece: the reducer rewrites nodes in
 
 def _ended() -> Counter:
     return Counter("pdone", "_pdone[0]")
+
+
+@dataclass
+class AwaitValue(m.Expr):
+    """`(await Skip<T> { v: e })`, of an awaiter that does not suspend: e."""
+    ty: object
+    awaiter: str
+    e: m.Expr
+
+    def pc(self) -> str:
+        return f"(await {self.awaiter}<{self.ty}> {{ v: {self.e.pc()} }})"
+
+    def py(self) -> str:
+        return self.e.py()
+
+    def pure(self) -> bool:
+        return False
+
+
+@dataclass
+class Pause(m.Stmt):
+    """`await Pause {};`: the coroutine suspends, and yields nothing."""
+
+    def pc(self, ind: str) -> list[str]:
+        return [f"{ind}await Pause {{}};"]
+
+    def py(self, ind: str) -> list[str]:
+        return [f"{ind}yield _PAUSE"]
+
+
+def _ours_running(g) -> bool:
+    """Whether g is making the body of a coroutine of one of these promises."""
+    return co_kind(g) in PROMISES and not g.fn.in_defer
+
+
+@calls
+def _await_expr(g, ty, ctx):
+    if not _ours_running(g) or not is_scalar(ty):
+        return None
+    return AwaitValue(ty, g.pick(NOT_SUSPENDING), g.expr(ty))
+
+
+def _pause(g):
+    return Pause() if _ours_running(g) else None
 
 
 def _elem(g):
@@ -418,7 +508,10 @@ class Promises(Layer):
             _coroutine(g, g.pick(list(names)))
 
     def statements(self):
-        return [(3, _let), (4, _use), (3, _for), (1, _move), (2, _drive_detached)]
+        return [(3, _let), (4, _use), (3, _for), (1, _move), (2, _drive_detached), (1, _pause)]
+
+    def expressions(self):
+        return [(1, _await_expr)]
 
     # generate.py's main hooks: with Pooled, main's first `defer` (run after
     # every other one and every handle of main is destroyed) prints how many
