@@ -238,6 +238,8 @@ class Compilation:
         for state in module.global_variables:
             if state.name in shared_state:
                 state.linkage = "internal"
+        if not self.gpu:
+            _never_merged(module)
         kept = set(self.entry_points)
         if self.options.debug and not self.gpu:
             # what reads the backtrace table (optnone: the pipeline passes it
@@ -744,22 +746,7 @@ def _compile_runtime(source: str, path: Path) -> str:
         module.get_global(f"pc.{name}").attributes.update({"noinline", "cold"})
     for symbol, shared in SHARED_STATE.items():
         module.get_global(symbol).name = shared
-    return _never_merged(str(module), [f"pc.{name}" for name in _PANICS])
-
-
-def _never_merged(text: str, names: list[str]) -> str:
-    """`text` with each function of `names` marked `nomerge` (llvmlite's IR
-    builder knows no such attribute): no two calls of it are merged into one,
-    so each panic keeps its own position and inlined-at chain in the debug
-    information. Merged (LLVM's tail merging joins `call; unreachable`
-    sequences that differ only in their arguments), a panic's call had line 0
-    in the scope of the function everything was inlined into: a backtrace
-    through three inlined tasks showed `main` alone."""
-    lines = text.split("\n")
-    for number, line in enumerate(lines):
-        if line.startswith("define ") and any(f'@"{name}"(' in line for name in names):
-            lines[number] = line + " nomerge"
-    return "\n".join(lines)
+    return str(module)
 
 
 # Runtime functions that every program's pipeline skips. `print_float` (60
@@ -788,6 +775,22 @@ _NEVER_OPTIMISED = ("print_float", "find_stack", "load_unwinder", "on_fault", "o
 # what the inliner takes, and no frame was elided (`for v in gen()` in an
 # exported function ran gen on the heap).
 _PANICS = ("__pc_panic", "__pc_panic_bounds", "__pc_panic_slice", "fail")
+
+
+def _never_merged(module: llvm.ModuleRef) -> None:
+    """The ways into a panic marked `nomerge` in a linked module (on its one
+    function of each name, definition or declaration: the program declares
+    those of the cold runtime itself), so that no two calls of one are merged
+    and each keeps its own position and inlined-at chain in the debug
+    information. Merged (LLVM's tail merging joins `call; unreachable`
+    sequences that differ only in their arguments), a panic's call had line
+    0 in the scope of the function everything was inlined into: a backtrace
+    through three inlined tasks, or through two inlined array reads, showed
+    `main` alone."""
+    names = {function.name for function in module.functions}
+    for name in _PANICS:
+        if f"pc.{name}" in names:
+            module.get_function(f"pc.{name}").add_function_attribute("nomerge")
 
 
 def _parse_ir(text: str, name: str) -> llvm.ModuleRef:
