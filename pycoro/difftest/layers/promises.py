@@ -10,7 +10,7 @@ run` ones, which no layer generated):
 - `Eager<T>`: `initial run`: a call runs the body to its first `yield` (or
   to its end) before it returns the handle; `value()` is then the first
   value, and `next()` resumes past it (so a `for` over a fresh one starts
-  at its second value);
+  at its second value, where its first suspension was a `yield`);
 - `Lazy<T>`: `initial suspend`, as `Generator` but without `yield_from`
   (so no `yield from` in it), a promise the program declares;
 - `Pooled<T>`: as Lazy, with the promise's own `allocate`/`deallocate`
@@ -47,7 +47,10 @@ suspended ones are destroyed with pending defers at the end of their scope.
 The oracle: the generator layer's `_Gen` (a Python generator), counting
 the values it receives (`_Counted`); an Eager one is advanced once when it
 is made. `value()` of a Lazy one before its first `next()` is not
-generated (what the promise holds then is not specified).
+generated, as in the generators layer; the promise's state is read before
+anything is stored in it only by `yields()` and after a leading `await
+Pause {};`, and is then its zero value (promise state is zero-initialised:
+docs/coroutines.md).
 
 Not generated: a Detached coroutine driven anywhere but `main`, or left
 unfinished (it would never be freed); promise hooks that print (the order
