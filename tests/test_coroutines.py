@@ -631,6 +631,37 @@ def test_a_coroutine_that_runs_at_once_keeps_its_resume_function(pycoro, tmp_pat
     assert (proc.returncode, proc.stdout) == (0, "1\n2\n1\n2\n1\n2\npair 1 2\npair 3 4\npair 5 6\n"), proc.stderr
 
 
+# docs/decisions.md: a promise's `var`s start at their zero value (a frame
+# from the heap, from a free list that held another frame, or in the caller's
+# stack frame alike)
+ZEROED_PROMISE = """
+promise Counted<T> { abi switch; initial suspend; final suspend; var out: T; var count: i64; var seen: bool;
+    fn yield_value(mut self, v: T) { self.out = v; self.count += 1; self.seen = true; }
+    fn return_void(mut self) {} }
+impl<T> Counted<T> {
+    fn next(mut self) -> bool { if !self.done() { self.resume(); } return !self.done(); }
+    fn show(self) { print(self.promise().out, self.promise().count, self.promise().seen); }
+}
+fn numbers(n: i64) -> Counted<i64> { var i: i64 = 0; while i < n { yield i + 7; i += 1; } }
+fn make(n: i64) -> Counted<i64> { return numbers(n); }
+fn main() {
+    for round in 0..3 {
+        var h = make(round + 2);   // (a frame reused from the free list after the first round)
+        h.show();
+        while h.next() { h.show(); }
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_a_promise_starts_at_its_zero_value(pycoro, tmp_path, level):
+    (tmp_path / "z.pc").write_text(ZEROED_PROMISE)
+    proc = pycoro("run", level, "--check-leaks", tmp_path / "z.pc")
+    expected = "".join("0 0 false\n" + "".join(f"{7 + i} {i + 1} true\n" for i in range(n)) for n in (2, 3, 4))
+    assert (proc.returncode, proc.stdout) == (0, expected), proc.stderr
+
+
 def test_the_steady_copy_is_made_only_where_the_initial_point_is_number_0():
     """first_resume refuses what it does not recognise: a ramp that leaves its
     frame at another number, any use of the resume function but a call or a
