@@ -218,6 +218,29 @@ backtrace, most recent call first:
    1: mid at p.pc:9:5
    2: main at p.pc:14:5
 """),
+    # a bounds check's panic in code inlined into main, one of two: each
+    # keeps its own call (`nomerge`: pipeline/driver.py); merged, the -O2
+    # backtrace showed `main at p.pc:9` alone
+    "bounds, inlined": ("""\
+var g: [i64; 4];
+var h: i64 = 9;
+fn a3(i: i64) -> i64 { return g[i] + 1; }
+fn a2(i: i64) -> i64 { return a3(i * 3) + 1; }
+fn a(i: i64) -> i64 { return a2(i + 5) + 1; }
+fn b(i: i64) -> i64 { return g[i + 1] + 2; }
+fn main() {
+    var k: i64 = h;
+    if k > 2 { k += a(k); } else { k += b(k * 7); }
+    print(k);
+}
+""", """\
+panic: index out of bounds: the length is 4 but the index is 42 at p.pc:3:31
+backtrace, most recent call first:
+   0: a3 at p.pc:3:31
+   1: a2 at p.pc:4:24
+   2: a at p.pc:5:23
+   3: main at p.pc:9:16
+"""),
 }
 
 
@@ -298,37 +321,6 @@ backtrace, most recent call first:
    1: top at p.pc:2:31
    2: outer at p.pc:3:39
    3: main at p.pc:6:5
-""")
-
-
-# The same for a bounds check's panic, which the program's own IR declares
-# (the cold runtime's): two array reads inlined into main, each its own
-# call. Merged, the backtrace showed `main at p.pc:9` alone at -O2.
-TWO_READS = """\
-var g: [i64; 4];
-var h: i64 = 9;
-fn a3(i: i64) -> i64 { return g[i] + 1; }
-fn a2(i: i64) -> i64 { return a3(i * 3) + 1; }
-fn a(i: i64) -> i64 { return a2(i + 5) + 1; }
-fn b(i: i64) -> i64 { return g[i + 1] + 2; }
-fn main() {
-    var k: i64 = h;
-    if k > 2 { k += a(k); } else { k += b(k * 7); }
-    print(k);
-}
-"""
-
-
-@pytest.mark.parametrize("level", ["-O0", "-O2"])
-def test_a_bounds_panic_inlined_into_main_keeps_its_chain(pycoro, tmp_path, level):
-    proc = run_with_backtrace(pycoro, tmp_path, TWO_READS, level)
-    assert (proc.returncode, proc.stderr) == (101, """\
-panic: index out of bounds: the length is 4 but the index is 42 at p.pc:3:31
-backtrace, most recent call first:
-   0: a3 at p.pc:3:31
-   1: a2 at p.pc:4:24
-   2: a at p.pc:5:23
-   3: main at p.pc:9:16
 """)
 
 

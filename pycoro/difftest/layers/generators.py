@@ -105,6 +105,31 @@ def move(g, v) -> MoveVar:
     return MoveVar(v.ty, v.name)
 
 
+def handle_var(g, name: str, ty, init: m.Expr) -> HandleLet:
+    """`var name = init;` of a handle (init made first: it cannot use name),
+    which later statements of its scope may use and which its scope's end
+    destroys."""
+    g.declare(name, ty, True)
+    _fstate(g)["handles"][name] = g.fn.loops
+    return HandleLet(Closer(name), name, ty, init, True, g.chance(0.3))
+
+
+def loop_body(g, src: m.Expr, var: str, elem, make) -> m.Block:
+    """`make(g)`, made as the body of `for var in src`: var in scope, and a
+    variable src busy there (neither moved nor reassigned while it is iterated)."""
+    g.fn.scopes.append([VarInfo(var, elem, False)])
+    busy = _fstate(g)["busy"]
+    added = isinstance(src, m.Var) and src.name not in busy
+    if added:
+        busy.add(src.name)
+    try:
+        return make(g)
+    finally:
+        g.fn.scopes.pop()
+        if added:
+            busy.discard(src.name)
+
+
 def elem_type(g):
     roll = g.r.random()
     if roll < 0.55:
@@ -283,20 +308,13 @@ def _for_gen(g):
             _fstate(g)["moved"].discard(src.name)
             src = m.Var(src.ty, src.name)
     var = g.fresh("ge")
-    g.fn.scopes.append([VarInfo(var, elem, False)])
-    busy = _fstate(g)["busy"]
-    added = isinstance(src, m.Var) and src.name not in busy
-    if added:
-        busy.add(src.name)
-    try:
+
+    def make(g):
         body = g.block(1, 3, loop=True, mult=4)
         if g.chance(0.6):
             body.body.insert(0, _show(g, m.Var(elem, var), g.fresh("it")))
-    finally:
-        g.fn.scopes.pop()
-        if added:
-            busy.discard(src.name)
-    return ForH(var, src, body, g.fresh("gt"))
+        return body
+    return ForH(var, src, loop_body(g, src, var, elem, make), g.fresh("gt"))
 
 
 def _let_handle(g):
@@ -305,11 +323,7 @@ def _let_handle(g):
     src, elem = any_gen_expr(g)
     if src is None:
         return None
-    name = g.fresh("gv")
-    ty = HandleT(elem)
-    g.declare(name, ty, True)
-    _fstate(g)["handles"][name] = g.fn.loops
-    return HandleLet(Closer(name), name, ty, src, True, g.chance(0.3))
+    return handle_var(g, g.fresh("gv"), HandleT(elem), src)
 
 
 def _use_handle(g):
@@ -356,10 +370,7 @@ def _move_handle(g):
         return m.Print(g.fresh("sum"), [SumCall(v.ty.elem, move(g, v))])
     if roll < 0.75:
         name = g.fresh("gv")
-        init = move(g, v)
-        g.declare(name, v.ty, True)
-        _fstate(g)["handles"][name] = g.fn.loops
-        return HandleLet(Closer(name), name, v.ty, init, True, g.chance(0.3))
+        return handle_var(g, name, v.ty, move(g, v))
     if g.can_nest():   # through an adapter, in a loop
         wrapped = GenCall(v.ty, "take", [move(g, v), _small(g, 0, 4)], "_it_take")
         var = g.fresh("ge")
@@ -691,15 +702,15 @@ def _generic(g) -> None:
     tv = m.Var("T", x)
     nv = m.Var("i64", n)
     stop = g.r.randint(1, 4)
-    loop_body = [Yield(tv), m.Assign(m.Var("i64", i), "+=", m.Lit("i64", 1))]
+    steps = [Yield(tv), m.Assign(m.Var("i64", i), "+=", m.Lit("i64", 1))]
     if g.chance(0.5):
-        loop_body.append(m.If(m.Binary(BOOL, "==", m.Var("i64", i), m.Lit("i64", stop)),
-                              m.Block([m.Print(g.fresh("gs"), [nv]), CoReturn(tv if g.chance(0.6) else None)])))
+        steps.append(m.If(m.Binary(BOOL, "==", m.Var("i64", i), m.Lit("i64", stop)),
+                          m.Block([m.Print(g.fresh("gs"), [nv]), CoReturn(tv if g.chance(0.6) else None)])))
     stmts = []
     if g.chance(0.7):
         stmts.append(m.Defer(m.Print(g.fresh("gd"), [nv])))
     stmts += [m.Print(g.fresh("gg"), [nv]), m.Let(i, "i64", m.Lit("i64", 0)),
-              m.While(g.fresh("w"), 6, m.Binary(BOOL, "<", m.Var("i64", i), nv), m.Block(loop_body))]
+              m.While(g.fresh("w"), 6, m.Binary(BOOL, "<", m.Var("i64", i), nv), m.Block(steps))]
     roll = g.r.random()
     if roll < 0.4:
         stmts.append(CoReturn(tv))

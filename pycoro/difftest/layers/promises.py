@@ -63,13 +63,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import model as m
-from ..generate import FnSig, VarInfo
+from ..generate import FnSig
 from ..model import Yield
 from ..types import BOOL, is_scalar, zero_py
 from . import Layer, register
-from .generator_nodes import CoSig, FnRef, ForH, GenCall, HAssign, HandleLet, HandleT, HMethod, _state
 from .arith import calls
-from .generators import Closer, _co_body, _fstate, _show, co_function, co_kind, live_handles, movable, move
+from .generator_nodes import CoSig, FnRef, ForH, GenCall, HAssign, HandleT, HMethod, _state
+from .generators import (_co_body, _fstate, _show, co_function, co_kind, handle_var, live_handles, loop_body, movable,
+                         move)
 
 # promise → its initial and final suspend points
 PROMISES = {"Eager": ("run", "suspend"), "Lazy": ("suspend", "suspend"), "Pooled": ("suspend", "suspend"),
@@ -343,10 +344,7 @@ def _let(g):
         return None
     s = g.pick(cos)
     name = g.fresh("pv")
-    let = HandleLet(Closer(name), name, s.ty, _call(g, s), True, g.chance(0.3))
-    g.declare(name, s.ty, True)
-    _fstate(g)["handles"][name] = g.fn.loops
-    return let
+    return handle_var(g, name, s.ty, _call(g, s))
 
 
 def _use(g):
@@ -393,16 +391,8 @@ def _for(g):
         s = g.pick(cos)
         src, elem = _call(g, s), s.ty.elem
     var = g.fresh("pe")
-    g.fn.scopes.append([VarInfo(var, elem, False)])
-    added = isinstance(src, m.Var)
-    if added:
-        busy.add(src.name)
-    try:
-        body = g.block(1, 3, loop=True, mult=4, prefix=[_show(g, m.Var(elem, var), g.fresh("pi"))])
-    finally:
-        g.fn.scopes.pop()
-        if added:
-            busy.discard(src.name)
+    body = loop_body(g, src, var, elem, lambda g: g.block(1, 3, loop=True, mult=4,
+                                                          prefix=[_show(g, m.Var(elem, var), g.fresh("pi"))]))
     return ForH(var, src, body, g.fresh("pt"))
 
 
@@ -414,10 +404,7 @@ def _move(g):
     v = g.pick(hs)
     if g.chance(0.6):
         name = g.fresh("pv")
-        init = move(g, v)
-        g.declare(name, v.ty, True)
-        _fstate(g)["handles"][name] = g.fn.loops
-        return HandleLet(Closer(name), name, v.ty, init, True, g.chance(0.3))
+        return handle_var(g, name, v.ty, move(g, v))
     same = [s for s in _callable(g) if s.ty == v.ty]
     if not same or not v.mutable:
         return None

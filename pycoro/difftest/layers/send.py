@@ -33,19 +33,17 @@ from ..types import BOOL, is_scalar
 from . import Layer, register
 from .arith import calls
 from .generators import (
-    Closer,
     CoSig,
     GenCall,
-    HandleLet,
     HandleT,
     HAssign,
     HMethod,
     _co_body,
-    _fstate,
     _show,
     _state,
     co_function,
     co_kind,
+    handle_var,
     live_handles,
     movable,
     move,
@@ -152,10 +150,7 @@ def _let_coro(g):
         return None
     s = g.pick(cos)
     name = g.fresh("cv")
-    init = _coro_call(g, s)
-    g.declare(name, s.ty, True)
-    _fstate(g)["handles"][name] = g.fn.loops
-    return HandleLet(Closer(name), name, s.ty, init, True, g.chance(0.3))
+    return handle_var(g, name, s.ty, _coro_call(g, s))
 
 
 def _send(g):
@@ -190,10 +185,7 @@ def _move_coro(g):
     v = g.pick(hs)
     if g.chance(0.7):
         name = g.fresh("cv")
-        init = move(g, v)
-        g.declare(name, v.ty, True)
-        _fstate(g)["handles"][name] = g.fn.loops
-        return HandleLet(Closer(name), name, v.ty, init, True, g.chance(0.3))
+        return handle_var(g, name, v.ty, move(g, v))
     cos = _coros(g, v.ty.elem)
     if not cos:
         return None
