@@ -963,3 +963,33 @@ def test_a_stream_with_several_continuations_is_stepped_without_indirect_calls(p
         2 * i for i in range(100))
     proc = pycoro("run", tmp_path / "prog.pc")
     assert (proc.returncode, proc.stdout) == (0, f"{want}\n"), proc.stderr
+
+
+# A `defer` whose statement never finishes ends the path it runs on: the
+# coroutine's own ending (co_return, falling off, destruction), a `break`.
+DEFERRED_PANICS = {
+    "co_return": ("fn g() -> Generator<i64> { defer panic(\"late\"); co_return; }\n"
+                  "fn main() { for v in g() { print(v); } }\n", "", "late at d.pc:1:34"),
+    "after a yield": ("fn g() -> Generator<i64> { defer panic(\"late\"); yield 1; }\n"
+                      "fn main() { for v in g() { print(v); } }\n", "1\n", "late at d.pc:1:34"),
+    "destroyed": ("fn g() -> Generator<i64> { defer panic(\"dropped\"); yield 1; yield 2; }\n"
+                  "fn main() { for v in g() { print(v); break; } print(0); }\n", "1\n", "dropped at d.pc:1:34"),
+    "stream": ("fn s() -> Stream<i64> { defer panic(\"ended\"); yield 1; }\n"
+               "fn main() { for v in s() { print(v); } }\n", "1\n", "ended at d.pc:1:31"),
+    "once": ("fn o() -> Once<i64> { defer panic(\"released\"); yield 5; }\n"
+             "fn main() { with v in o() { print(v); } }\n", "5\n", "released at d.pc:1:29"),
+    "task": ("import \"std/async\";\n"
+             "async fn t() -> i64 { defer panic(\"done\"); return 1; }\n"
+             "async fn main() { print(await t()); }\n", "", "done at d.pc:2:29"),
+    "break": ("fn main() { while true { defer panic(\"left\"); break; } print(0); }\n", "",
+              "left at d.pc:1:32"),
+}
+
+
+@pytest.mark.parametrize("case", DEFERRED_PANICS)
+def test_a_defer_that_panics_ends_its_path(pycoro, tmp_path, case):
+    source, stdout, message = DEFERRED_PANICS[case]
+    (tmp_path / "d.pc").write_text(source)
+    proc = pycoro("run", "d.pc", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (101, stdout), proc.stderr
+    assert proc.stderr.splitlines()[0] == f"panic: {message}"

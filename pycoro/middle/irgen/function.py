@@ -269,9 +269,11 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
 
     def unwind_to(self, depth: int, destroying: bool = False) -> None:
         """Run the cleanups of every scope deeper than `depth`, innermost first
-        (`destroying`: a suspended coroutine is being destroyed)."""
+        (`destroying`: a suspended coroutine is being destroyed). A cleanup
+        may end its path (`defer panic(…)`): what follows goes into a dead block."""
         for scope in reversed(self.scopes[depth:]):
             self.run_cleanups(scope, destroying)
+        self.ensure_open()
 
     def drop(self, slot: ir.Value, t: Type) -> None:
         """Destroy the coroutines a value holds: a handle, a struct's handle
