@@ -286,10 +286,7 @@ class Buffer:
         except TypeError:
             raise TypeError(f"{where} must be {wanted}, not {type(obj).__name__}") from None
         except (BufferError, ValueError) as err:   # NumPy says ValueError
-            contiguous = "contiguous" in str(err)   # the exporter's words: bytes', array's, NumPy's
-            why = "it is not C-contiguous (numpy.ascontiguousarray makes a copy that is)" if contiguous \
-                else "it is read-only, and the function writes through it"
-            raise TypeError(f"{where} must be {wanted}: {why}") from None
+            raise TypeError(f"{where} must be {wanted}: {self._refused(obj, flags, err)}") from None
         self._held = True
         fmt = (self._view.format or b"B").decode()
         if not _accepts(elem, fmt, self._view.itemsize):
@@ -298,6 +295,22 @@ class Buffer:
                             f"({self._view.itemsize}-byte items)")
         self.address = self._view.buf or 0
         self.length = self._view.len // self._view.itemsize if self._view.itemsize else 0
+
+    def _refused(self, obj, flags: int, err: Exception) -> str:
+        """Why the exporter refused: not C-contiguous (its own words say so:
+        bytes', array's, NumPy's), read-only (it lends the memory for reading),
+        or its own reason (a released memoryview, a dtype with no buffer format)."""
+        if "contiguous" in str(err):
+            return "it is not C-contiguous (numpy.ascontiguousarray makes a copy that is)"
+        if flags & _PYBUF_WRITABLE:
+            try:
+                _GET_BUFFER(obj, ctypes.byref(self._view), flags & ~_PYBUF_WRITABLE)
+            except (BufferError, ValueError, TypeError):
+                pass
+            else:
+                _RELEASE_BUFFER(ctypes.byref(self._view))
+                return "it is read-only, and the function may write through it"
+        return f"{type(obj).__name__} says: {err}"
 
     def release(self) -> None:
         if self._held:

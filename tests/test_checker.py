@@ -147,6 +147,8 @@ def test_a_name_the_stdlib_defines_gets_a_hint_to_choose_another():
      "a pointer has no length: `slice(p, n)` makes a slice of `n` elements at `p`"),
     ("fn make() -> [i64; 2] { return [1, 2]; }\nfn g() { let s = make()[..]; }",
      "bind the array to a variable first (`var a = …;`), then slice `a[..]`"),
+    ("let a = [1, 2]; let s = a[..]; s[0] = 3;", "declare it with `var a`"),
+    ("fn g(a: [i64; 2]) { let s = a[..]; s[0] = 3; }", "copy it into a variable: `var a = a;`"),
 ])
 def test_slice_mistakes_get_a_hint(body, hint):
     source = body if body.startswith("fn") else f"fn main() {{ {body} }}\n"

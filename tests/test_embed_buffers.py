@@ -87,7 +87,30 @@ def test_a_read_only_buffer_is_refused_only_where_the_function_writes(mod):
     assert mod.mean(read_only) == 1.0
     for call in (lambda: mod.scale(read_only, 2.0), lambda: mod.scale(b"12345678", 2.0),
                  lambda: mod.fill_through(bytes(8), 1)):
-        assert _refusal(call).endswith("it is read-only, and the function writes through it")
+        assert _refusal(call).endswith("it is read-only, and the function may write through it")
+
+
+def test_a_pointer_into_a_slice_counts_as_a_write():
+    """A `ptr` is unchecked: a function that takes one into its slice (or hands
+    the slice to one that does) gets no read-only buffer."""
+    mod = pycoro.compile("fn poke(xs: [u8]) { let p = &xs[0]; p[0] = 88u8; }\n"
+                         "fn via(xs: [u8]) { poke(xs); }\n")
+    data = b"hello"
+    for call in (lambda: mod.poke(data), lambda: mod.via(data)):
+        assert _refusal(call).endswith("it is read-only, and the function may write through it")
+    assert data == b"hello"
+    writable = bytearray(b"hello")
+    mod.via(writable)
+    assert writable == b"Xello"
+
+
+def test_a_buffer_refused_for_its_own_reason_says_it(mod):
+    released = memoryview(bytearray(16)).cast("d")
+    released.release()
+    assert _refusal(lambda: mod.mean(released)).endswith(
+        "memoryview says: operation forbidden on released memoryview object")
+    assert "ndarray says: cannot include dtype 'M' in a buffer" in \
+        _refusal(lambda: mod.first(np.array([1, 2], dtype="datetime64[s]")))
 
 
 def test_a_generator_keeps_its_buffer_alive(mod):

@@ -319,6 +319,7 @@ class OwnershipPass(ViewRules):
         return self.expr(e.operand)
 
     def expr_AddrOf(self, e: ast.AddrOf, field_base: bool) -> bool:
+        self._check_pointer_into(e.operand)
         return self.expr(e.operand)
 
     def expr_Cast(self, e: ast.Cast, field_base: bool) -> bool:

@@ -132,8 +132,18 @@ class ViewRules:
             if origin.param >= 0:
                 self.inst.written_params.add(origin.param)
             elif not origin.writable:
-                self.r.error(M.write_through_slice(origin.name), target.span,
-                             hint=M.declare_var_hint(origin.name) if origin.local or origin.var is None else None)
+                self.r.error(M.write_through_slice(origin.name), target.span, hint=_assignable_hint(origin))
+
+    def _check_pointer_into(self, place: ast.Expr) -> None:
+        """`&s[i]`: a pointer into what the slice `s` views. A `ptr` is
+        unchecked (its writes are not followed), so a slice parameter it points
+        into counts as written through: Python lends such a function no
+        read-only buffer. (Into a `let` array it is allowed, as `&a[i]` is.)"""
+        view, through = place_root(place, self.types, (SliceT,))
+        if through:
+            for origin in self.origins(view):
+                if origin.param >= 0:
+                    self.inst.written_params.add(origin.param)
 
     def _pass_views(self, call: ast.Call, arg: ast.Expr, fn: FnInstance | None, index: int) -> None:
         """`arg` goes to parameter `index` of `fn` (None: through a function
@@ -177,6 +187,14 @@ def check_passed(passed: list[Passed], reporter) -> None:
     for p in passed:
         if not p.origin.writable and p.index in p.callee.written_params:
             reporter.error(M.slice_written_by(p.origin.name, p.callee.display), p.arg.span,
-                           hint=M.declare_var_hint(p.origin.name) if p.origin.local else None)
+                           hint=_assignable_hint(p.origin) if p.origin.local else None)
         elif p.origin.local and p.index in p.callee.escaping_params:
             reporter.error(M.slice_kept_by(p.origin.name, p.callee.display), p.arg.span)
+
+
+def _assignable_hint(origin: Origin) -> str | None:
+    """How to make what a slice views assignable: a parameter is copied into a
+    `var`; a `let` (or a global) is declared `var`."""
+    if origin.var is not None and origin.var.is_param:
+        return M.copy_param_hint(origin.name)
+    return M.declare_var_hint(origin.name) if origin.local or origin.var is None else None
