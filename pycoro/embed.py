@@ -9,9 +9,10 @@ MCJIT; the object code and the list of exports are kept in the on-disk cache
 
 Batching (docs/embedding.md): a generator the checker proves free of
 observable effects — it never prints, calls C, or touches a mutable global,
-nor does anything it calls — is run ahead, up to `BATCH` values per native
-call; any other runs exactly one step per value Python asks for, so its
-prints interleave with the consumer's as they would in Python.
+nor does anything it calls — and that is lent no Python buffer is run ahead,
+up to `BATCH` values per native call; any other runs exactly one step per
+value Python asks for, so its prints interleave with the consumer's, and it
+reads and writes a buffer when Python would, as they would in Python.
 """
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ FIRST_BATCH, BATCH = 16, 4096
 
 def batch_sizes(e: Export):
     """The sizes of successive native calls: always one value for a generator
-    with observable effects."""
-    if e.effects:
+    with observable effects, or one whose slices view Python's memory."""
+    if e.lockstep:
         return itertools.repeat(1)
     growing = itertools.takewhile(lambda n: n < BATCH, (FIRST_BATCH << i for i in itertools.count()))
     return itertools.chain(growing, itertools.repeat(BATCH))
@@ -665,7 +666,7 @@ class NativeSteps(GeneratorObject):
     def __init__(self, *args, **keywords):
         super().__init__(*args, **keywords)
         self._slot_address = ctypes.addressof(self._slot)
-        self._ask = 1 if self._export.effects else python_entries.FIRST_RUN_AHEAD
+        self._ask = 1 if self._export.lockstep else python_entries.FIRST_RUN_AHEAD
         self._pending = None   # a panic to raise once the values made before it are handed out
 
     def __iter__(self):
@@ -698,7 +699,7 @@ class NativeSteps(GeneratorObject):
         return values
 
     def _untouched(self) -> bool:
-        return self._count == 0 and self._ask == python_entries.FIRST_RUN_AHEAD and bool(self._slot.value)
+        return self._count == 0 and self._index == 0 and bool(self._slot.value)
 
     def close(self) -> None:
         self._count = 0   # values made ahead are dropped with the frame
@@ -708,7 +709,7 @@ class NativeSteps(GeneratorObject):
 def native_generator_type(module: Module, e: Export) -> type:
     """The Python class of generator `e`'s objects: its native step as
     `__next__`, the rest NativeSteps'."""
-    values = 1 if e.effects else python_entries.RUN_AHEAD
+    values = 1 if e.lockstep else python_entries.RUN_AHEAD
     base = cpython.iterator_type(f"steps_{e.name}", module._address(f"__py_next_{e.name}"),
                                  list(python_entries.GENERATOR_FIELDS), values * _item_size(e.item))
     return type(f"generator_{e.name}", (base, NativeSteps), {"__module__": "pycoro"})

@@ -380,10 +380,11 @@ def test_batches_grow_from_a_few_values_to_many():
     from pycoro.embed import BATCH, FIRST_BATCH, batch_sizes
     from pycoro.frontend.exports import Export
     from pycoro.frontend.types import I64, VOID
-    pure = Export("g", (), VOID, I64, effects=False)
+    pure = Export("g", (), VOID, I64, effects=False, borrows=False)
     assert list(islice(batch_sizes(pure), 10)) == [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 4096]
     assert (FIRST_BATCH, BATCH) == (16, 4096)
-    assert list(islice(batch_sizes(Export("g", (), VOID, I64, effects=True)), 3)) == [1, 1, 1]
+    for effects, borrows in ((True, False), (False, True)):
+        assert list(islice(batch_sizes(Export("g", (), VOID, I64, effects=effects, borrows=borrows)), 3)) == [1, 1, 1]
 
 
 # ---- panics become Python exceptions

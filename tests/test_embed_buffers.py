@@ -113,6 +113,26 @@ def test_a_buffer_refused_for_its_own_reason_says_it(mod):
         _refusal(lambda: mod.first(np.array([1, 2], dtype="datetime64[s]")))
 
 
+def test_a_generator_reads_and_writes_its_buffer_when_python_asks():
+    """Not run ahead: Python may change the buffer between two steps, or look
+    at what the generator wrote into it."""
+    mod = pycoro.compile("fn walk(xs: [i64]) -> Generator<i64> { for v in xs { yield v; } }\n"
+                         "fn double(xs: [i64]) -> Generator<i64> { for i in 0..xs.len() { xs[i] *= 2; yield xs[i]; } }\n"
+                         "fn stream(xs: [i64]) -> Stream<i64> { for v in xs { yield v; } }\n")
+    for make in (mod.walk, mod.stream):
+        data = np.arange(6)
+        g = make(data)
+        assert next(g) == 0
+        data[1:] = 100
+        assert list(g) == [100] * 5
+    data = np.arange(1, 5)
+    g = mod.double(data)
+    assert next(g) == 2
+    assert data.tolist() == [2, 2, 3, 4]
+    assert g.to_numpy().tolist() == [4, 6, 8] and data.tolist() == [2, 4, 6, 8]
+    assert mod._exports["walk"].lockstep and not mod._exports["walk"].effects
+
+
 def test_a_generator_keeps_its_buffer_alive(mod):
     class Tracked(np.ndarray):
         pass

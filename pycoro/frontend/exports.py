@@ -97,6 +97,14 @@ class Export:
     written: tuple[str, ...] = ()   # slice parameters it may write through (others accept read-only buffers)
     doc: str = ""            # its `///` comment lines, without the slashes (Python's docstring)
     output: bool = True      # may write to stdout (prints, calls C): pycoro.embed flushes around its calls
+    borrows: bool = True     # generators: a parameter views memory Python lends it (a slice)
+
+    @property
+    def lockstep(self) -> bool:
+        """Whether a generator runs one step per value Python asks for: it has
+        effects, or its steps read or write memory Python lent it, which Python
+        may change or look at between two `next()`s."""
+        return self.effects or self.borrows
 
     @property
     def result_text(self) -> str:
@@ -126,7 +134,7 @@ class Export:
         return {"name": self.name, "params": [[n, _type_to_json(t)] for n, t in self.params],
                 "result": _type_to_json(self.result), "item": None if self.item is None else _type_to_json(self.item),
                 "effects": self.effects, "kind": self.kind, "faults": self.faults, "written": list(self.written),
-                "doc": self.doc, "output": self.output}
+                "doc": self.doc, "output": self.output, "borrows": self.borrows}
 
     @classmethod
     def from_json(cls, data: dict) -> "Export":
@@ -134,7 +142,7 @@ class Export:
         result = VOID if item is not None else _type_from_json(data["result"])
         return cls(data["name"], tuple((n, _type_from_json(t)) for n, t in data["params"]), result, item,
                    data["effects"], data["kind"], data.get("faults", True), tuple(data.get("written", ())),
-                   data.get("doc", ""), data.get("output", True))
+                   data.get("doc", ""), data.get("output", True), data.get("borrows", True))
 
 
 def slice_length_name(name: str, params) -> str:
@@ -186,7 +194,7 @@ def exports(program: CheckedProgram, texts: dict[str, str] | None = None) -> lis
             doc = doc_comment(text.splitlines(), d.span.line) if text else ""
             found.append(Export(d.name, params, VOID if item else result, item, has_effects(f),
                                 f.ret.decl.name if item else "Generator", may_fault(f, program.layouts), written,
-                                doc, writes_output(f)))
+                                doc, writes_output(f), any(program.layouts.views(t) for _, t in f.params)))
     return found
 
 

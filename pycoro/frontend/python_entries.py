@@ -240,7 +240,7 @@ def _call_source(e: Export) -> str:
 
 def _step_source(e: Export) -> str:
     g, item = e.result_text, c_type(e.item)
-    limit = 1 if e.effects else RUN_AHEAD
+    limit = 1 if e.lockstep else RUN_AHEAD
     lines = [
         f"fn __py_next_{e.name}(gen: ptr<u8>) -> ptr<u8> {{",
         "    let o = gen as ptr<i64>;",
