@@ -22,6 +22,8 @@ import ctypes
 import functools
 import inspect
 import itertools
+import numbers
+import operator
 import sys
 import warnings
 import weakref
@@ -340,16 +342,39 @@ class _Where:
 
 def scalar_argument(where, t: Type, a) -> int | float:
     """A Python value checked for a scalar parameter of type `t` (a bool as 0/1);
-    `where` (anything `str()` makes the place of) names it in an error."""
-    if t == BOOL and isinstance(a, bool):
-        return int(a)
-    if isinstance(t, IntT) and isinstance(a, int) and not isinstance(a, bool):
-        if not t.min <= a <= t.max:
-            raise TypeError(f"{where}: {a} does not fit in {t}")
-        return a
-    if isinstance(t, FloatT) and isinstance(a, (int, float)) and not isinstance(a, bool):
-        return float(a)
-    raise TypeError(f"{where} must be {t}, not {type(a).__name__}")
+    `where` (anything `str()` makes the place of) names it in an error. As
+    numba does, NumPy's scalars are numbers too: an integer one (anything
+    `operator.index` takes, but a bool) for an integer, any real for a float."""
+    if t == BOOL:
+        if _is_bool(a):
+            return int(bool(a))
+    elif not _is_bool(a):
+        if isinstance(t, IntT):
+            try:
+                a = operator.index(a)   # int, IntEnum, numpy.int64, …
+            except TypeError:
+                pass
+            else:
+                if not t.min <= a <= t.max:
+                    raise TypeError(f"{where}: {a} does not fit in {t}")
+                return a
+        elif isinstance(a, numbers.Real):   # int, float, numpy.float32, …
+            try:
+                return float(a)
+            except OverflowError:   # an int past float's range
+                raise TypeError(f"{where}: {a} does not fit in {t}") from None
+    raise TypeError(f"{where} must be {t}, not {_type_name(a)}")
+
+
+def _is_bool(a) -> bool:
+    """`True`/`False`, or NumPy's bool scalar (no int: it has no `__index__`)."""
+    return isinstance(a, bool) or (type(a).__module__ == "numpy" and type(a).__name__ in ("bool", "bool_"))
+
+
+def _type_name(a) -> str:
+    """`list`, or `numpy.bool` (NumPy's names are Python's: `bool`, `int64`)."""
+    kind = type(a)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 
 def _signature(e: Export) -> inspect.Signature:
@@ -362,7 +387,12 @@ def _signature(e: Export) -> inspect.Signature:
 
 
 def _bind(e: Export, signature: inspect.Signature, args: tuple, keywords: dict) -> tuple:
-    """Keyword arguments in their places (Python's own words for a wrong name)."""
+    """Keyword arguments in their places (Python's own words for a wrong name;
+    as a Python function's call, an unknown keyword is named before a missing
+    argument)."""
+    unknown = next((k for k in keywords if k not in signature.parameters), None)
+    if unknown is not None:
+        raise TypeError(f"{e.signature}: got an unexpected keyword argument {unknown!r}")
     try:
         return signature.bind(*args, **keywords).args
     except TypeError as err:

@@ -94,6 +94,8 @@ def test_a_shared_library_notes_what_it_leaves_out(tmp_path, pycoro):
      "256 does not fit in u8"),
     (lambda m: m.negate(1), "argument 1 (`b: bool`) of fn negate(b: bool) -> bool must be bool, not int"),
     (lambda m: m.squares(), "fn squares(n: i64) -> Generator<i64> takes 1 argument, 0 given"),
+    (lambda m: m.small(0, 0, 10 ** 400), "argument 3 (`z: f32`) of fn small(x: u8, y: i32, z: f32) -> f32: "
+     f"{10 ** 400} does not fit in f32"),
 ])
 def test_arguments_are_checked(mod, call, message):
     with pytest.raises(TypeError) as err:
@@ -633,6 +635,8 @@ def test_keywords_signatures_and_doc_comments():
         in pydoc.render_doc(mod.add, renderer=pydoc.plaintext)
     with pytest.raises(TypeError, match=r"^fn add\(a: i64, b: i64\) -> i64: got an unexpected keyword argument 'c'$"):
         mod.add(1, 2, c=3)
+    with pytest.raises(TypeError, match=r"^fn add\(a: i64, b: i64\) -> i64: got an unexpected keyword argument 'c'$"):
+        mod.add(1, c=3)   # named before the missing `b`, as Python's own call does
 
 
 def test_a_compile_error_comes_from_the_users_call():

@@ -269,3 +269,18 @@ def test_to_numpy_from_threads():
     finally:
         sys.setswitchinterval(interval)
     assert failures == []
+
+
+def test_numpy_scalars_are_numbers():
+    """As numba takes them: an integer one for an integer, any for a float,
+    NumPy's bool for a bool; refusals name NumPy's type."""
+    mod = pycoro.compile("fn add(a: i64, b: u8) -> i64 { return a + (b as i64); }\n"
+                         "fn half(x: f64) -> f64 { return x / 2.0; }\n"
+                         "fn negate(b: bool) -> bool { return !b; }\n")
+    assert mod.add(np.int64(5), np.uint8(7)) == 12 and mod.add(np.int32(-3), 0) == -3
+    assert mod.half(np.float32(3.0)) == 1.5 and mod.half(np.int64(3)) == 1.5
+    assert mod.negate(np.bool_(True)) is False
+    assert _refusal(lambda: mod.add(0, np.int64(300))).endswith(": 300 does not fit in u8")
+    assert _refusal(lambda: mod.negate(np.int64(1))).endswith("must be bool, not numpy.int64")
+    assert _refusal(lambda: mod.add(np.bool_(True), 0)).endswith(f"must be i64, not numpy.{type(np.bool_(True)).__name__}")
+    assert _refusal(lambda: mod.add(np.float64(1.0), 0)).endswith("must be i64, not numpy.float64")
