@@ -32,6 +32,9 @@ fn fresh() -> P { return P { x: 1 }; }
 struct Q { p: ptr<i64> }
 fn by_pointer(p: ptr<i64>) -> i64 { return p[0]; }
 fn fresh_q() -> Q { return Q { p: null }; }
+struct E {}
+fn empty(_e: E) {}
+fn view(xs: [i64]) -> [i64] { return xs; }
 """
 
 
@@ -64,8 +67,12 @@ def test_only_what_python_can_call_is_exported(mod):
     ("generic", "it is generic: Python cannot choose its type arguments; export a function that calls it"),
     ("by_pointer", "parameter `p: ptr<i64>` is a pointer: only scalars (`iN uN fN bool`), structs of them and "
                    "slices of scalars cross to Python and C"),
-    ("fresh_q", "its result `Q` is a struct with a field that does not cross: only a scalar, a struct of them, "
-                "nothing, or a Generator or Stream of one of those crosses to Python and C"),
+    ("fresh_q", "its result `Q` is a struct whose field `p: ptr<i64>` does not cross: only a scalar, a struct "
+                "of them, nothing, or a Generator or Stream of one of those crosses to Python and C"),
+    ("empty", "parameter `_e: E` is a struct without fields (C has none): only scalars (`iN uN fN bool`), structs "
+              "of them and slices of scalars cross to Python and C"),
+    ("view", "its result `[i64]` is a slice (a view of memory, which does not come back): only a scalar, a struct "
+             "of them, nothing, or a Generator or Stream of one of those crosses to Python and C"),
 ])
 def test_a_function_that_is_not_exported_says_why(mod, name, why):
     """LANGUAGE.md §9 / issue 21: no silent omissions."""

@@ -198,15 +198,20 @@ def exports(program: CheckedProgram, texts: dict[str, str] | None = None) -> lis
     return found
 
 
-def _kind_of(t: Type) -> str:
-    """A type in words, for why it cannot cross."""
+def _kind_of(t: Type, layouts: StructLayouts, result: bool = False) -> str:
+    """A type in words, for why it cannot cross (as a parameter, or a `result`)."""
     match t:
+        case StructT() if not layouts.fields(t):
+            return "a struct without fields (C has none)"
         case StructT():
-            return "a struct with a field that does not cross"
+            name, ft = next((n, ft) for n, ft in layouts.fields(t) if _crossing(ft, layouts) is None)
+            return f"a struct whose field `{name}: {ft}` does not cross"
         case ArrayT():
             return "an array"
         case PtrT():
             return "a pointer"
+        case SliceT() if result:
+            return "a slice (a view of memory, which does not come back)"
         case SliceT():
             return "a slice of non-scalars"
         case PromiseT():
@@ -243,9 +248,9 @@ def _reason(d: ast.FnDecl, f: FnInstance | None, layouts: StructLayouts) -> str:
         return "it did not compile"
     for name, t in f.params:
         if _param_crossing(t, layouts) is None:
-            return (f"parameter `{name}: {t}` is {_kind_of(t)}: only scalars (`iN uN fN bool`), structs of them "
+            return (f"parameter `{name}: {t}` is {_kind_of(t, layouts)}: only scalars (`iN uN fN bool`), structs of them "
                     "and slices of scalars cross to Python and C")
-    return (f"its result `{f.ret}` is {_kind_of(f.ret)}: only a scalar, a struct of them, nothing, or a "
+    return (f"its result `{f.ret}` is {_kind_of(f.ret, layouts, result=True)}: only a scalar, a struct of them, nothing, or a "
             "Generator or Stream of one of those crosses to Python and C")
 
 
