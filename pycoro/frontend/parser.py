@@ -666,6 +666,9 @@ def parse(text: str, file: str) -> ast.Module:
         return _parse_checked(text, file)   # once: a correct file is parsed a single time
     except CompileError as err:
         first = err.diagnostics[0]
+    unclosed = _unclosed_comment(text, file)
+    if unclosed is not None:   # the rest of the file is that comment: nothing after it to report
+        raise CompileError([unclosed])
     found = [first]
     first_line = first.span.line if first.span else text.count("\n") + 1   # no position: nothing after it
     for line, item in _items(text):
@@ -674,6 +677,21 @@ def parse(text: str, file: str) -> ast.Module:
             if error is not None:
                 found.append(error)
     raise CompileError(found)
+
+
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|/\*', re.S)
+
+
+def _unclosed_comment(text: str, file: str) -> Diagnostic | None:
+    """A `/*` with no `*/` after it (outside strings and line comments): the
+    grammar would see its `/` as a division, as clang's lexer does not."""
+    for m in _COMMENT_OR_STRING.finditer(text):
+        if m.group() == "/*":
+            line = text.count("\n", 0, m.start()) + 1
+            col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+            return Diagnostic("unterminated block comment", Span(file, line, col, line, col + 2),
+                              hint="a block comment ends with `*/`")
+    return None
 
 
 def _syntax_error(text: str, file: str) -> Diagnostic | None:
