@@ -28,7 +28,7 @@ from . import rerun
 from ..backend import backtrace, clib, cold_runtime, jit, link, symbols, targets
 from ..common.diagnostics import (CompileError, Diagnostic, LeakError, Reporter, Sources, Span, decode_source,
                                   in_source_order, render_all)
-from ..frontend import ast, exports, python_entries, recursion, unreachable, unused
+from ..frontend import ast, exports, literals, python_entries, recursion, unreachable, unused
 from ..frontend.check import ProgramChecker, check_program
 from ..frontend.parser import keep_parsed, parse, parse_cached
 from ..frontend.gpu import GPU_TARGETS
@@ -130,7 +130,7 @@ class Compilation:
                 program = checker.run(need_main and rules not in GPU_TARGETS, self.display)
                 reporter.check()
                 self._warn(in_source_order(unused.warnings(program) + unreachable.warnings(program)
-                                            + recursion.warnings(program)))
+                                            + recursion.warnings(program) + literals.warnings(program)))
             self._checkers[need_main] = checker, program
         return self._checkers[need_main]
 
