@@ -154,3 +154,13 @@ def test_slice_mistakes_get_a_hint(body, hint):
     source = body if body.startswith("fn") else f"fn main() {{ {body} }}\n"
     diagnostics = refused(source + ("\nfn main() {}\n" if body.startswith("fn") else ""))
     assert [d.hint for d in diagnostics] == [hint]
+
+
+def test_yield_from_a_stream_hints_at_a_loop():
+    diagnostics = refused("fn up(n: i64) -> Stream<i64> { for i in 0..n { yield i; } }\n"
+                          "fn g() -> Generator<i64> { yield from up(3); }\n"
+                          "fn main() { for v in g() { print(v); } }\n")
+    assert [(d.message, d.hint) for d in diagnostics] == [(
+        "expected `Generator<i64>`, found `Stream<i64>`",
+        "`yield from` hands the consumer to a generator of this promise's own kind; "
+        "`for v in … { yield v; }` passes on the values of a `Stream<i64>`")]

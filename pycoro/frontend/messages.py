@@ -292,6 +292,9 @@ def kernel_generator_hint() -> str: return "run a generator inside the kernel in
 def use_co_return_hint() -> str: return "use `co_return` in a coroutine"
 def use_return_hint() -> str: return "use `return` in a function that is not a coroutine"
 def async_return_hint() -> str: return "an `async fn` returns with `return`"
+def yield_from_other_hint(inner: object) -> str:
+    return (f"`yield from` hands the consumer to a generator of this promise's own kind; "
+            f"`for v in … {{ yield v; }}` passes on the values of a {q(inner)}")
 def retcon_yield_from_hint() -> str:
     return ("a returned-continuation coroutine can only `yield`; "
             "`for v in g { yield v; }` passes on another generator's values")

@@ -116,7 +116,8 @@ class SuspensionRules:
             return ERROR
         if len(hook.params) not in (2, 3) or hook.params[1][1] != PtrT(inner):
             want = hook.params[1][1].elem if len(hook.params) >= 2 and isinstance(hook.params[1][1], PtrT) else "?"
-            self.r.error(M.mismatch(want, inner), e.value.span)
+            self.r.error(M.mismatch(want, inner), e.value.span,
+                         hint=M.yield_from_other_hint(inner) if isinstance(inner, PromiseT) else None)
             return ERROR
         self.inst.hooks[e] = hook
         return self._await_of(e, hook.ret, e.span)
