@@ -28,6 +28,7 @@ def diagnose(body: str, top: str = "") -> list[str]:
 
 CASES = [
     # (top-level declarations, body of main, expected diagnostics; main's body starts on line 3)
+    ("let g = yield 1;", "", ["1:9: a global's initializer must be a constant"]),
     ("", "let x: i32 = 1.5;", ["3:14: expected `i32`, found `f64`"]),
     ("", "let x = 1; x += 1;", ["3:12: cannot assign twice to immutable binding `x`"]),
     ("", "var x: u8 = -1;", ["3:14: literal -1 does not fit in `u8`"]),

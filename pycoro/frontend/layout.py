@@ -70,6 +70,7 @@ class StructLayouts:
         """(size, alignment) in bytes."""
         found = self._sizes.get(t)
         if found is None:
+            self._sizes[t] = (0, 1)   # a struct that contains itself (reported) meets this, not itself
             found = self._sizes[t] = self._compute(t)
         return found
 
@@ -101,6 +102,7 @@ class StructLayouts:
         it empties its source."""
         found = self._owns.get(t)
         if found is None:
+            self._owns[t] = False   # a struct that contains itself (reported) meets this, not itself
             found = self._owns[t] = self._compute_owns(t)
         return found
 
@@ -121,6 +123,7 @@ class StructLayouts:
         elements: what it views may not outlive it (check/views.py)."""
         found = self._views.get(t)
         if found is None:
+            self._views[t] = False   # a struct that contains itself (reported) meets this, not itself
             found = self._views[t] = self._compute_views(t)
         return found
 

@@ -52,8 +52,8 @@ class SuspensionRules:
     def call_hook(self, node: ast.Node, hook_name: str, what: str, value: ast.Expr | None,
                   any_result: bool = False) -> Type:
         """Check a promise hook call that `yield` / `co_return` make; record it."""
-        coro = self.inst.coro
-        if coro is None:  # the coroutine's return type was already reported
+        coro = self.inst.coro if self.inst else None
+        if coro is None:  # the coroutine's return type was already reported (or a global's initializer will be)
             if value is not None:
                 self.check_expr(value, None)
             return ERROR
