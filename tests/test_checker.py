@@ -165,3 +165,36 @@ def test_yield_from_a_stream_hints_at_a_loop():
         "expected `Generator<i64>`, found `Stream<i64>`",
         "`yield from` hands the consumer to a generator of this promise's own kind; "
         "`for v in … { yield v; }` passes on the values of a `Stream<i64>`")]
+
+
+@pytest.mark.parametrize("source, expected", [
+    # the stdlib's `__` names are its own
+    ('import "std/async";\nasync fn main() { let p: ptr<Generator<i64>> = null; let _g = __take(p); }\n',
+     ["2:63: `__take` is internal to the standard library (names starting with `__` are)"]),
+    ('import "std/async";\nasync fn main() { let _t: ptr<__Task> = null; }\n',
+     ["2:31: `__Task` is internal to the standard library (names starting with `__` are)"]),
+    ('import "std/async";\nasync fn main() { __timer_count = 1; }\n',
+     ["2:19: `__timer_count` is internal to the standard library (names starting with `__` are)"]),
+    # a method is defined once for a type
+    ("struct B { v: i64 }\nimpl B { fn get(self) -> i64 { return 1; } }\n"
+     "impl B { fn get(self) -> i64 { return 2; } }\nfn main() {}\n", ["3:13: `get` is defined more than once"]),
+    ("struct Box<T> { v: T }\nimpl<T> Box<T> { fn get(self) -> T { return self.v; } }\n"
+     "impl Box<i64> { fn get(self) -> i64 { return 0; } }\nimpl Box<f64> { fn twice(self) -> f64 { return 2.0; } }\n"
+     "impl Box<i32> { fn twice(self) -> i32 { return 2; } }\nfn main() {}\n",
+     ["3:20: `get` is defined more than once"]),
+    # promise hooks are declared as LANGUAGE.md §5.1 gives them
+    ("promise P { abi switch; fn return_void(mut self, x: i64) {} }\nfn g() -> P { co_return; }\n"
+     "fn main() { let _h = g(); }\n", ["1:28: promise hook `return_void` must be declared `fn return_void(mut self)`"]),
+    ("promise P { abi switch; fn return_void(mut self) {} fn final_suspend(mut self) -> i64 { return 1; } }\n"
+     "fn g() -> P { co_return; }\nfn main() { let _h = g(); }\n",
+     ["1:56: promise hook `final_suspend` must be declared `fn final_suspend(mut self) -> Handle`"]),
+    ("promise P { abi switch; fn return_void(mut self) {} fn yield_value(v: i64) {} }\n"
+     "fn g() -> P { yield 1; }\nfn main() { let _h = g(); }\n",
+     ["1:56: promise hook `yield_value` must be declared `fn yield_value(mut self, v: T)`"]),
+    ("struct W {}\nimpl W { fn await_ready(mut self, _x: i64) -> bool { return false; }\n"
+     "fn await_suspend(mut self, _h: Handle) {} fn await_resume(mut self) {} }\n"
+     "promise P { abi switch; fn return_void(mut self) {} }\nfn g() -> P { await W {}; }\n"
+     "fn main() { let _h = g(); }\n", ["5:21: `W` does not follow the awaiter protocol"]),
+])
+def test_declarations_a_program_may_not_make(source, expected):
+    assert [f"{d.span.line}:{d.span.col}: {d.message}" for d in refused(source)] == expected

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 STDLIB_PREFIX = "<stdlib>/"   # how diagnostics (and spans) name the stdlib's files
+WRAPPERS_FILE = "<exports>"   # the export wrappers the compiler writes (exports.py, python_entries.py)
 
 
 def stdlib_display(name: str) -> str:
@@ -14,6 +15,12 @@ def stdlib_display(name: str) -> str:
 def in_stdlib(file: str) -> bool:
     """Whether a span's file is one of the stdlib's."""
     return file.startswith(STDLIB_PREFIX)
+
+
+def compilers_own(file: str) -> bool:
+    """Whether a span's file is the stdlib's or code the compiler wrote: code
+    that may name the stdlib's internals (`__` names)."""
+    return in_stdlib(file) or file == WRAPPERS_FILE
 
 
 def stdlib_dir() -> Path:

@@ -33,6 +33,7 @@ def shortened(text: str) -> str:
 
 
 # names and declarations
+def stdlib_internal(name: str) -> str: return f"{q(name)} is internal to the standard library (names starting with `__` are)"
 def duplicate(name: str) -> str: return f"{q(name)} is defined more than once"
 def stdlib_name_hint(name: str, file: str) -> str:
     return f"{q(name)} comes from {file}, which shares one namespace with the program: choose another name"
@@ -150,6 +151,7 @@ def coroutine_fn_value_hint(name: str, params: list[tuple[str, object]], ret: ob
             f"`fn make_{name}({decl}) -> {ret} {{ return {name}({args}); }}`")
 def not_printable(t: object) -> str: return f"cannot print a value of type {q(t)}"
 def extern_arg(t: object) -> str: return f"cannot pass a value of type {q(t)} to a C function"
+def extern_result(t: object) -> str: return f"a C function cannot return a value of type {q(t)}"
 def cannot_infer_let(name: str) -> str: return f"cannot infer the type of {q(name)}"
 
 # places and mutability

@@ -34,7 +34,7 @@ from ..frontend.parser import keep_parsed, parse, parse_cached
 from ..frontend.gpu import GPU_TARGETS
 from ..frontend.program import CheckedProgram, DirectCall, FnInstance
 from ..frontend.resolve import load, span_of
-from ..common.paths import in_stdlib, stdlib_dir, stdlib_display
+from ..common.paths import WRAPPERS_FILE, in_stdlib, stdlib_dir, stdlib_display
 from ..common.record import replace
 from ..middle import gpu, intrinsics
 from ..middle.irgen import ModuleGen
@@ -426,7 +426,7 @@ class Compilation:
         self.unexported = exports.unexported(self.parse(), program, found)
         text = "\n".join([exports.wrapper_source(found), exports.guarded_source(found), python_entries.source(found)])
         with self.stage("check wrappers"):
-            wrappers = parse(text + "\n", _WRAPPERS)
+            wrappers = parse(text + "\n", WRAPPERS_FILE)
             reporter = Reporter()
             wrapped = checker.extend(wrappers, reporter)
             if reporter.failed:
@@ -558,10 +558,6 @@ class Compilation:
     def _dwarf_file_names(self) -> dict[str, str]:
         """How the DWARF names each source file → how diagnostics and panics name it."""
         return {os.path.join(*dwarf_path(display)): display for display in self.sources.texts}
-
-
-# how diagnostics would name the export wrappers' source (never shown: they are ours)
-_WRAPPERS = "<exports>"
 
 
 def _used_externs(program: CheckedProgram) -> dict[str, tuple[ast.FnDecl, Span]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import ast
 from .. import messages as M
+from ...common.paths import compilers_own, in_stdlib
 from ..program import DirectCall, FnInstance, LocalVar
 from ..resolve import span_of
 from ..types import BOOL, ERROR, HANDLE, NULL, VOID, ArrayT, FloatT, IntT, PromiseT, PtrT, SliceT, Type
@@ -57,6 +58,14 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
         if self.inst is not None:
             self.inst.locals[node] = var
         return var
+
+    def internal(self, decl: ast.Decl, span) -> bool:
+        """Whether `decl` is one of the stdlib's internals (a `__` name, as
+        Rust's private items) named by the program's own code: an error."""
+        if not decl.name.startswith("__") or not in_stdlib(span_of(decl).file) or compilers_own(span.file):
+            return False
+        self.r.error(M.stdlib_internal(decl.name), span)
+        return True
 
     def lookup(self, name: str) -> LocalVar | None:
         for scope in reversed(self.scopes):

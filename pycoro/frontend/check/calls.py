@@ -46,6 +46,9 @@ class CallRules:
                 return self.builtin_call(e, callee.name)
             decl = self.p.ns.decls.get(callee.name)
             if isinstance(decl, ast.FnDecl):
+                if self.internal(decl, callee.span):
+                    self._args_unchecked(e)
+                    return ERROR
                 return self.call_decl(e, decl, (), expected)
             if isinstance(decl, (ast.StructDecl, ast.PromiseDecl)):
                 self.r.error(M.not_callable(callee.name), callee.span,
@@ -56,6 +59,9 @@ class CallRules:
             decl = self.p.ns.decls.get(callee.name)
             if not isinstance(decl, ast.FnDecl):
                 self.r.error(M.unknown_name(callee.name), callee.span)
+                self._args_unchecked(e)
+                return ERROR
+            if self.internal(decl, callee.span):
                 self._args_unchecked(e)
                 return ERROR
             targs = tuple(self.p.resolve_type(a, self.subst) for a in callee.type_args)

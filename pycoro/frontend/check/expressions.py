@@ -96,10 +96,14 @@ class ExpressionRules:
             return var.type
         g = self.p.globals.get(e.name)
         if g is not None:
+            if self.internal(g.decl, e.span):
+                return ERROR
             self._ref(e, g)
             return g.type
         decl = self.p.ns.decls.get(e.name)
         if isinstance(decl, ast.FnDecl):
+            if self.internal(decl, e.span):
+                return ERROR
             if decl.kind == "async" or decl.name in intrinsics.STDLIB_ONLY:
                 self.r.error(M.async_value(e.name), e.span)
                 return ERROR

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 
 from ...common.diagnostics import Reporter, Span
+from ...common.paths import compilers_own, in_stdlib
 from .. import ast, intrinsics
 from .. import messages as M
 from ..gpu import GPU_TARGETS, coroutine_recursion
@@ -108,6 +109,7 @@ class ProgramChecker(PromiseDecls):
                 self.struct_fields(StructT(decl), decl.span)
             if isinstance(decl, ast.FnDecl) and decl.kind == "intrinsic":
                 self._check_intrinsic_decl(decl)
+        self._check_methods_once(decls, impls)
         for impl in impls:
             target = self.impl_target(impl)
             if not impl.generics and target is not ERROR:
@@ -236,6 +238,9 @@ class ProgramChecker(PromiseDecls):
                     return PtrT(targs[0])
                 decl = self.ns.decls.get(name)
                 if isinstance(decl, (ast.StructDecl, ast.PromiseDecl)):
+                    if name.startswith("__") and in_stdlib(span_of(decl).file) and not compilers_own(texpr.span.file):
+                        self.reporter.error(M.stdlib_internal(name), texpr.span)
+                        return ERROR
                     if len(targs) != len(decl.generics):
                         self.reporter.error(M.type_arity(name, len(decl.generics), len(targs)), texpr.span)
                         return ERROR
@@ -366,11 +371,13 @@ class ProgramChecker(PromiseDecls):
             self.reporter.error(M.not_on_gpu("an `extern fn`"), span_of(decl),
                                 hint=M.gpu_extern_hint())
         if decl.kind == "extern":
+            # C takes no structs or arrays by value here, and has no coroutine
+            # handle to give or to take over (a `ptr` to one is fine)
             for p, (_, t) in zip(decl.params, params):
-                if is_aggregate(t):
+                if is_aggregate(t) or self.layouts.owns(t):
                     self.reporter.error(M.extern_arg(t), p.span)
-            if is_aggregate(ret):
-                self.reporter.error(M.extern_arg(ret), decl.ret.span)
+            if is_aggregate(ret) or self.layouts.owns(ret):
+                self.reporter.error(M.extern_result(ret), decl.ret.span)
         inst = FnInstance(decl, display, symbol, params, ret, self_mode)
         self.instances[key] = inst
         if subst:
@@ -438,6 +445,27 @@ class ProgramChecker(PromiseDecls):
                 break
             inst = requester
         return notes
+
+    def _check_methods_once(self, decls: list[ast.Decl], impls: list[ast.ImplDecl]) -> None:
+        """A method is defined once for a type, as in Rust (E0592): a call would
+        take whichever impl comes first. Impls overlap where their targets
+        unify (`impl<T> Box<T>` and `impl Box<i64>`); a promise's hooks too."""
+        def once(methods: list[ast.FnDecl], earlier: list[ast.FnDecl]) -> None:
+            for i, m in enumerate(methods):
+                first = next((f for f in earlier + methods[:i] if f.name == m.name), None)
+                if first is not None:
+                    self.reporter.error(M.duplicate(m.name), span_of(m), notes=[(M.first_defined_here(), span_of(first))])
+        for decl in decls:
+            if isinstance(decl, ast.PromiseDecl):
+                once(list(decl.methods), [])
+        for impl in impls:
+            target = self.impl_target(impl)
+            if target is ERROR:
+                continue
+            before = self.ns.impls[:self.ns.impls.index(impl)]
+            overlapping = [m for other in before if (t := self.impl_target(other)) is not ERROR
+                           and (unify(t, target, {}) or unify(target, t, {})) for m in other.methods]
+            once(list(impl.methods), overlapping)
 
     def impl_target(self, impl: ast.ImplDecl) -> Type:
         if impl not in self._impl_targets:

@@ -9,7 +9,7 @@ from .. import ast
 from .. import messages as M
 from ..program import CoroutineInfo, FnInstance
 from ..resolve import span_of
-from ..types import (ERROR, PRIMITIVES, U64, VOID, PromiseT, PtrT, StructT, Type, abi_of, has_vars)
+from ..types import (ERROR, HANDLE, PRIMITIVES, U64, VOID, PromiseT, PtrT, StructT, Type, abi_of, has_vars)
 from .common import Method
 
 # Operations every coroutine handle has (LANGUAGE.md §5.1): name → result type
@@ -113,10 +113,22 @@ class PromiseDecls:
             abi=abi, promise=ret, state=state,
             initial_suspend=modes.get("initial", "suspend") == "suspend",
             final_suspend=modes.get("final", "suspend") == "suspend",
-            return_void=self.promise_hook(ret, "return_void"),
-            final_transfer=self.promise_hook(ret, "final_suspend"),
+            return_void=self._ending_hook(ret, "return_void", VOID),
+            final_transfer=self._ending_hook(ret, "final_suspend", HANDLE),
             allocate=self._allocator_hook(ret, "allocate", [U64], PtrT(PRIMITIVES["u8"])),
             deallocate=self._allocator_hook(ret, "deallocate", [PtrT(PRIMITIVES["u8"])], VOID))
+
+    def _ending_hook(self, t: PromiseT, name: str, ret: Type) -> FnInstance | None:
+        """`return_void(mut self)` or `final_suspend(mut self) -> Handle`: called
+        where the body ends, with the promise alone."""
+        hook = self.promise_hook(t, name)
+        if hook is None:
+            return None
+        if hook.self_mode is None or len(hook.params) != 1 or hook.ret != ret:
+            want = f"fn {name}(mut self)" + (f" -> {ret}" if ret != VOID else "")
+            self.reporter.error(M.bad_hook(name, want), span_of(hook.decl))
+            return None
+        return hook
 
     def _allocator_hook(self, t: PromiseT, name: str, params: list[Type], ret: Type) -> FnInstance | None:
         hook = self.promise_hook(t, name)

@@ -58,9 +58,17 @@ class SuspensionRules:
                 self.check_expr(value, None)
             return ERROR
         hook = self.p.promise_hook(coro.promise, hook_name)
+        if hook_name == "return_void" and hook is not None and coro.return_void is None:
+            return ERROR   # declared wrong: reported at the declaration (coroutine_info)
         if hook is None:
             self.r.error(M.missing_hook(coro.promise.decl.name, hook_name, what), node.span,
                          hint=M.hook_hint(coro.promise.decl.name, hook_name))
+            if value is not None:
+                self.check_expr(value, None)
+            return ERROR
+        if hook.self_mode is None:   # it is given the promise
+            self.r.error(M.bad_hook(hook_name, f"fn {hook_name}(mut self{', v: T' * (value is not None)})"),
+                         span_of(hook.decl))
             if value is not None:
                 self.check_expr(value, None)
             return ERROR
@@ -71,6 +79,8 @@ class SuspensionRules:
                 self.expect(value, params[0])
             else:
                 self.r.error(M.arity(hook_name, len(params), 1), node.span)
+        elif params:
+            self.r.error(M.arity(hook_name, len(params), 0), node.span)
         if hook.ret != VOID and not any_result:
             self.r.error(M.hook_result(hook_name), node.span)
         return hook.ret if any_result else VOID
@@ -110,13 +120,14 @@ class SuspensionRules:
             self.r.error(M.missing_hook(coro.promise.decl.name, "yield_from", "`yield from`"), e.span,
                          hint=M.hook_hint(coro.promise.decl.name, "yield_from"))
             return ERROR
-        if len(hook.params) == 3 and hook.params[2][1] != BOOL:
-            self.r.error(M.bad_hook("yield_from", "fn yield_from(mut self, inner: ptr<G>, fresh: bool) -> W"),
+        if hook.self_mode is None or len(hook.params) not in (2, 3) or not isinstance(hook.params[1][1], PtrT) \
+                or (len(hook.params) == 3 and hook.params[2][1] != BOOL):
+            self.r.error(M.bad_hook("yield_from", "fn yield_from(mut self, inner: ptr<G>, fresh: bool) -> W"
+                                    if len(hook.params) == 3 else "fn yield_from(mut self, inner: ptr<G>) -> W"),
                          span_of(hook.decl))
             return ERROR
-        if len(hook.params) not in (2, 3) or hook.params[1][1] != PtrT(inner):
-            want = hook.params[1][1].elem if len(hook.params) >= 2 and isinstance(hook.params[1][1], PtrT) else "?"
-            self.r.error(M.mismatch(want, inner), e.value.span,
+        if hook.params[1][1] != PtrT(inner):
+            self.r.error(M.mismatch(hook.params[1][1].elem, inner), e.value.span,
                          hint=M.yield_from_other_hint(inner) if isinstance(inner, PromiseT) else None)
             return ERROR
         self.inst.hooks[e] = hook
@@ -214,9 +225,12 @@ class SuspensionRules:
         transform = self.p.promise_hook(coro.promise, "await_transform")
         awaiter = operand
         if transform is not None:
-            if len(transform.params) != 2 or transform.params[1][1] != operand:
-                self.r.error(M.mismatch(transform.params[1][1] if len(transform.params) == 2 else "?",
-                                        operand), e.operand.span)
+            if transform.self_mode is None or len(transform.params) != 2:
+                self.r.error(M.bad_hook("await_transform", "fn await_transform(mut self, x: A) -> W"),
+                             span_of(transform.decl))
+                return ERROR
+            if transform.params[1][1] != operand:
+                self.r.error(M.mismatch(transform.params[1][1], operand), e.operand.span)
                 return ERROR
             awaiter = transform.ret
         return self._await_of(e, awaiter, e.operand.span, transform)
@@ -232,7 +246,7 @@ class SuspensionRules:
                                   for n in ("await_ready", "await_suspend", "await_resume"))
         kind = {VOID: "void", BOOL: "bool", HANDLE: "handle"}.get(suspend.ret)
         if ready.ret != BOOL or kind is None or len(suspend.params) != 2 \
-                or suspend.params[1][1] != HANDLE:
+                or suspend.params[1][1] != HANDLE or len(ready.params) != 1 or len(resume.params) != 1:
             self.r.error(M.bad_awaiter(awaiter), span, hint=M.awaiter_needs([]))
             return None
         return AwaitInfo(transform, awaiter, ready, suspend, resume, kind)
