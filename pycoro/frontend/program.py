@@ -8,6 +8,7 @@ calls.
 """
 from __future__ import annotations
 
+from ..common.paths import in_stdlib
 from ..common.record import field, record
 from . import ast
 from .layout import StructLayouts
@@ -164,3 +165,13 @@ class CheckedProgram:
     main: FnInstance | None
     layouts: StructLayouts   # every struct instance's fields, sizes and ownership (frozen)
     async_runtime: dict[str, FnInstance] = field(default_factory=dict)   # std/async's, by name
+
+    def own_bodies(self):
+        """Each function body of the program's own code (not the stdlib's)
+        once, however many instances a generic one has: what warnings look at."""
+        seen: set[int] = set()
+        for inst in self.functions:
+            body = inst.decl.body
+            if body is not None and not in_stdlib(inst.decl.span.file) and id(body) not in seen:
+                seen.add(id(body))
+                yield body

@@ -13,7 +13,6 @@ library's code is not looked at."""
 from __future__ import annotations
 
 from ..common.diagnostics import Diagnostic, Span
-from ..common.paths import in_stdlib
 from . import ast
 from .check.flow import never_falls_through
 from .program import CheckedProgram
@@ -21,12 +20,7 @@ from .program import CheckedProgram
 
 def warnings(program: CheckedProgram) -> list[Diagnostic]:
     found: list[Diagnostic] = []
-    seen: set[int] = set()
-    for inst in program.functions:
-        body = inst.decl.body
-        if body is None or in_stdlib(inst.decl.span.file) or id(body) in seen:
-            continue
-        seen.add(id(body))
+    for body in program.own_bodies():
         for block in ast.nodes_of(body, ast.Block):
             for before, after in zip(block.stmts, block.stmts[1:]):
                 if never_falls_through(before):
