@@ -101,13 +101,13 @@ def runtime_module(context: ir.Context | None = None) -> ir.Module:
     b.call(trap, [])
     b.unreachable()
     fn, b = define("panic_bounds")
-    index, length, file, line, col = fn.args[:5]
+    index, length, _unsigned, file, line, col = fn.args[:6]   # (a u64 past i64's range prints negative here)
     printf(b, "panic: index out of bounds: the length is %lld but the index is %lld at %s:%d:%d\n",
            [length, index, file, line, col])
     b.call(trap, [])
     b.unreachable()
     fn, b = define("panic_slice")
-    lo, hi, length, file, line, col = fn.args[:6]
+    lo, hi, length, _unsigned, file, line, col = fn.args[:7]
     printf(b, "panic: slice %lld..%lld out of range for slice of length %lld at %s:%d:%d\n",
            [lo, hi, length, file, line, col])
     b.call(trap, [])

@@ -26,10 +26,10 @@ RUNTIME: dict[str, ir.FunctionType] = {
     # one ends, and its kind (coro/base.py's LINK_*). irgen/function.py's `panic_site`.
     # message, site
     "panic": ir.FunctionType(_VOID, [PTR, PTR, I32, I32, PTR, I32]),
-    # index, length, site
-    "panic_bounds": ir.FunctionType(_VOID, [I64, I64, PTR, I32, I32, PTR, I32]),
-    # lo, hi, length, site
-    "panic_slice": ir.FunctionType(_VOID, [I64, I64, I64, PTR, I32, I32, PTR, I32]),
+    # index, length, which numbers are u64s (UNSIGNED_*), site
+    "panic_bounds": ir.FunctionType(_VOID, [I64, I64, I32, PTR, I32, I32, PTR, I32]),
+    # lo, hi, length, which numbers are u64s, site
+    "panic_slice": ir.FunctionType(_VOID, [I64, I64, I64, I32, PTR, I32, I32, PTR, I32]),
     "flush": ir.FunctionType(_VOID, []),
     "init": ir.FunctionType(_VOID, []),
     # coroutine frames: every allocation and free is counted (`pycoro run --check-leaks`)
@@ -46,6 +46,9 @@ RUNTIME: dict[str, ir.FunctionType] = {
 }
 
 NORETURN = {"panic", "panic_bounds", "panic_slice"}
+# A bounds panic's numbers travel as i64s; these bits say which were `u64`s
+# (one past i64's range would print as negative): the index or `lo`, and `hi`.
+UNSIGNED_FIRST, UNSIGNED_HI = 1, 2
 
 
 # Called by `pycoro run --check-leaks` after `main`: the number of live frames.

@@ -8,7 +8,8 @@ from ...frontend import ast
 from ...frontend.program import FnInstance
 from ...frontend.types import BOOL, FloatT, IntT, PtrT, SliceT, Type
 from .. import intrinsics
-from ..llvmcompat import I1, I64, PTR, SLICE, field_ptr, gep
+from ..llvmcompat import I1, I32, I64, PTR, SLICE, field_ptr, gep
+from ..runtime import UNSIGNED_FIRST, UNSIGNED_HI
 from .suspends import suspends_after
 
 _ICMP = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -184,12 +185,13 @@ class ExpressionEmission:
             hi = self.b.add(hi, I64(1))
         # unsigned compares: a negative bound is a huge one
         ok = self.b.and_(self.b.icmp_unsigned("<=", lo, hi), self.b.icmp_unsigned("<=", hi, length))
-        self.check(ok, lambda: self._slice_panic(lo, hi, length, e.span), "slice")
+        unsigned = I32(UNSIGNED_FIRST * self.is_u64(e.lo) | UNSIGNED_HI * self.is_u64(e.hi))
+        self.check(ok, lambda: self._slice_panic(lo, hi, length, unsigned, e.span), "slice")
         start = gep(self.b, start, [lo], self.mg.llvm(bt.elem))
         return self.slice_value(start, self.b.sub(hi, lo))
 
-    def _slice_panic(self, lo, hi, length, span) -> None:
-        self.b.call(self.mg.runtime("panic_slice"), [lo, hi, length] + self.panic_site(span))
+    def _slice_panic(self, lo, hi, length, unsigned, span) -> None:
+        self.b.call(self.mg.runtime("panic_slice"), [lo, hi, length, unsigned] + self.panic_site(span))
         self.b.unreachable()
 
     def slice_value(self, start: ir.Value, length: ir.Value) -> ir.Value:

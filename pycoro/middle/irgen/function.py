@@ -13,10 +13,11 @@ from ...common.paths import in_stdlib
 from ...frontend import ast
 from ...frontend.layout import is_aggregate
 from ...frontend.program import FnInstance, GlobalVar, HandleCall, LocalVar
-from ...frontend.types import ERROR, VOID, ArrayT, PtrT, SliceT, StructT, Type
+from ...frontend.types import ERROR, VOID, ArrayT, IntT, PtrT, SliceT, StructT, Type
 from .. import intrinsics
 from ..coro.base import LINK_NONE
 from ..llvmcompat import EMPTY, I1, I8, I32, I64, PTR, alloca, field_ptr, gep
+from ..runtime import UNSIGNED_FIRST
 from .calls import CallEmission
 from .expressions import ExpressionEmission
 from .statements import Loop, StatementEmission
@@ -420,16 +421,22 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
             v = self.b.sext(v, I64) if t.signed else self.b.zext(v, I64)
         return v
 
+    def is_u64(self, e: ast.Expr | None) -> bool:
+        """Whether index `e` is a `u64` (its value may be past i64's range)."""
+        t = self.type_of(e) if e is not None else None
+        return isinstance(t, IntT) and not t.signed and t.bits == 64
+
     def bounds_checked(self, idx: ast.Expr, length: int | ir.Value, span) -> ir.Value:
         i = self.index_value(idx)
         length = I64(length) if isinstance(length, int) else length
         # unsigned compare: a negative index is a huge one
         ok = self.b.icmp_unsigned("<", i, length)
-        self.check(ok, lambda: self._bounds_panic(i, length, span), "bounds")
+        unsigned = I32(UNSIGNED_FIRST if self.is_u64(idx) else 0)
+        self.check(ok, lambda: self._bounds_panic(i, length, unsigned, span), "bounds")
         return i
 
-    def _bounds_panic(self, i, length: ir.Value, span) -> None:
-        self.b.call(self.mg.runtime("panic_bounds"), [i, length] + self.panic_site(span))
+    def _bounds_panic(self, i, length: ir.Value, unsigned: ir.Value, span) -> None:
+        self.b.call(self.mg.runtime("panic_bounds"), [i, length, unsigned] + self.panic_site(span))
         self.b.unreachable()
 
     # ---- expressions
