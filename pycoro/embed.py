@@ -359,10 +359,10 @@ def scalar_argument(where, t: Type, a) -> int | float:
                     raise TypeError(f"{where}: {a} does not fit in {t}")
                 return a
         elif isinstance(a, numbers.Real):   # int, float, numpy.float32, …
-            try:
+            try:   # (then to an f32 as C converts a double: past its range, inf)
                 return float(a)
-            except OverflowError:   # an int past float's range
-                raise TypeError(f"{where}: {a} does not fit in {t}") from None
+            except OverflowError:   # an int past any float's range
+                raise TypeError(f"{where}: {a} is too large for a float") from None
     raise TypeError(f"{where} must be {t}, not {_type_name(a)}")
 
 
@@ -687,7 +687,7 @@ class GeneratorObject:
 class NativeSteps(GeneratorObject):
     """A generator of scalars whose `__next__` is its native step
     (python_entries.py): CPython calls it as it calls its own generators'.
-    One without effects is run ahead into a buffer in the object, a few
+    One not in lockstep (no effects, no buffer lent) is run ahead into a buffer in the object, a few
     dozen values at a time. The native type it derives from
     (`native_generator_type`) holds the step's state
     (python_entries.GENERATOR_FIELDS); the step hands the end and a panic

@@ -29,6 +29,8 @@ def diagnose(body: str, top: str = "") -> list[str]:
 CASES = [
     # (top-level declarations, body of main, expected diagnostics; main's body starts on line 3)
     ("let g = yield 1;", "", ["1:9: a global's initializer must be a constant"]),
+    # a pointer into a slice is unchecked, as `&a[i]` is: a `let` array's slice may go there
+    ("fn first(xs: [i64]) -> i64 { let p = &xs[0]; return p[0]; }", "let a = [1, 2, 3]; print(first(a[..]));", []),
     ("", "let x: i32 = 1.5;", ["3:14: expected `i32`, found `f64`"]),
     ("", "let x = 1; x += 1;", ["3:12: cannot assign twice to immutable binding `x`"]),
     ("", "var x: u8 = -1;", ["3:14: literal -1 does not fit in `u8`"]),
@@ -175,6 +177,10 @@ def test_yield_from_a_stream_hints_at_a_loop():
      ["2:31: `__Task` is internal to the standard library (names starting with `__` are)"]),
     ('import "std/async";\nasync fn main() { __timer_count = 1; }\n',
      ["2:19: `__timer_count` is internal to the standard library (names starting with `__` are)"]),
+    ('import "std/async";\nasync fn main() { let c = __Chunk { prev: null, next: null, cap: 0u64, used: 0u64 }; }\n',
+     ["2:27: `__Chunk` is internal to the standard library (names starting with `__` are)"]),
+    ("fn s() -> Stream<i64> { yield 1; }\nfn main() { var x = s(); x.__destroy(); }\n",
+     ["2:26: `__destroy` is internal to the standard library (names starting with `__` are)"]),
     # a method is defined once for a type
     ("struct B { v: i64 }\nimpl B { fn get(self) -> i64 { return 1; } }\n"
      "impl B { fn get(self) -> i64 { return 2; } }\nfn main() {}\n", ["3:13: `get` is defined more than once"]),
@@ -182,6 +188,10 @@ def test_yield_from_a_stream_hints_at_a_loop():
      "impl Box<i64> { fn get(self) -> i64 { return 0; } }\nimpl Box<f64> { fn twice(self) -> f64 { return 2.0; } }\n"
      "impl Box<i32> { fn twice(self) -> i32 { return 2; } }\nfn main() {}\n",
      ["3:20: `get` is defined more than once"]),
+    ("struct Two<A, B> { a: A, b: B }\nimpl<T> Two<T, i64> { fn get(self) -> i64 { return 1; } }\n"
+     "impl<T> Two<i64, T> { fn get(self) -> i64 { return 2; } }\nimpl<T> Two<T, T> { fn same(self) -> i64 { return 3; } }\n"
+     "impl Two<i64, f64> { fn same(self) -> i64 { return 4; } }\nfn main() {}\n",
+     ["3:26: `get` is defined more than once"]),
     # promise hooks are declared as LANGUAGE.md §5.1 gives them
     ("promise P { abi switch; fn return_void(mut self, x: i64) {} }\nfn g() -> P { co_return; }\n"
      "fn main() { let _h = g(); }\n", ["1:28: promise hook `return_void` must be declared `fn return_void(mut self)`"]),

@@ -102,7 +102,7 @@ def test_a_shared_library_notes_what_it_leaves_out(tmp_path, pycoro):
     (lambda m: m.negate(1), "argument 1 (`b: bool`) of fn negate(b: bool) -> bool must be bool, not int"),
     (lambda m: m.squares(), "fn squares(n: i64) -> Generator<i64> takes 1 argument, 0 given"),
     (lambda m: m.small(0, 0, 10 ** 400), "argument 3 (`z: f32`) of fn small(x: u8, y: i32, z: f32) -> f32: "
-     f"{10 ** 400} does not fit in f32"),
+     f"{10 ** 400} is too large for a float"),
 ])
 def test_arguments_are_checked(mod, call, message):
     with pytest.raises(TypeError) as err:

@@ -189,7 +189,8 @@ def exports(program: CheckedProgram, texts: dict[str, str] | None = None) -> lis
         params = tuple((n, _param_crossing(t, program.layouts)) for n, t in f.params)
         result = VOID if f.ret == VOID else _crossing(f.ret, program.layouts)
         if all(t is not None for _, t in params) and (result is not None or item):
-            written = tuple(n for i, (n, t) in enumerate(f.params) if isinstance(t, SliceT) and i in f.written_params)
+            written = tuple(n for i, (n, t) in enumerate(f.params)
+                            if isinstance(t, SliceT) and i in f.written_params | f.pointed_params)
             text = (texts or {}).get(d.span.file)
             doc = doc_comment(text.splitlines(), d.span.line) if text else ""
             found.append(Export(d.name, params, VOID if item else result, item, has_effects(f),

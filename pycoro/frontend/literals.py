@@ -12,4 +12,4 @@ from .program import CheckedProgram
 def warnings(program: CheckedProgram) -> list[Diagnostic]:
     return [Diagnostic("this string ends at its `\\0`: a `str` is a C string", lit.span, severity="warning",
                        hint="what follows `\\0` is never printed, nor seen by C")
-            for body in program.own_bodies() for lit in ast.nodes_of(body, ast.StrLit) if b"\0" in lit.value]
+            for code in program.own_code() for lit in ast.nodes_of(code, ast.StrLit) if b"\0" in lit.value]

@@ -667,8 +667,9 @@ def parse(text: str, file: str) -> ast.Module:
     except CompileError as err:
         first = err.diagnostics[0]
     unclosed = _unclosed_comment(text, file)
-    if unclosed is not None:   # the rest of the file is that comment: nothing after it to report
-        raise CompileError([unclosed])
+    if unclosed is not None and (first.span is None or (first.span.line, first.span.col) >=
+                                 (unclosed.span.line, unclosed.span.col)):
+        raise CompileError([unclosed])   # the rest of the file is that comment: nothing after it to report
     found = [first]
     first_line = first.span.line if first.span else text.count("\n") + 1   # no position: nothing after it
     for line, item in _items(text):
@@ -676,6 +677,8 @@ def parse(text: str, file: str) -> ast.Module:
             error = _syntax_error("\n" * (line - 1) + item, file)   # alone, at its own lines
             if error is not None:
                 found.append(error)
+    if unclosed is not None:   # (an item's own error then is that comment's)
+        found = [d for d in found if d.span is None or d.span.line < unclosed.span.line] + [unclosed]
     raise CompileError(found)
 
 

@@ -93,6 +93,7 @@ class FnInstance:
     # (check/views.py), and the parameters it passes on: (its, callee, callee's)
     written_params: set[int] = field(default_factory=set)
     escaping_params: set[int] = field(default_factory=set)
+    pointed_params: set[int] = field(default_factory=set)   # `&xs[i]` taken into them: Python lends no read-only buffer
     param_flows: list[tuple[int, "FnInstance", int]] = field(default_factory=list)
     withs: dict[ast.With, LocalVar] = field(default_factory=dict)   # `with` → its hidden handle variable
     async_awaits: dict[ast.Await, str] = field(default_factory=dict)   # in an async fn: "call" | "join"
@@ -175,3 +176,8 @@ class CheckedProgram:
             if body is not None and not in_stdlib(inst.decl.span.file) and id(body) not in seen:
                 seen.add(id(body))
                 yield body
+
+    def own_code(self):
+        """own_bodies, and the initializers of the program's own globals."""
+        yield from self.own_bodies()
+        yield from (g.decl.init for g in self.globals if g.decl.init is not None and not in_stdlib(g.decl.span.file))

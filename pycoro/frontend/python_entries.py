@@ -14,8 +14,9 @@ written against CPython's API, and so are these:
         to `fallback`, the Python wrapper that checks and explains.
     fn __py_next_NAME(gen) -> PyObject*
         the `tp_iternext` of a generator's Python type: a resumption of its
-        frame per value, as CPython's own generators do (or, without
-        effects, a few dozen values into a buffer in the object at a time).
+        frame per value, as CPython's own generators do (or, one not in
+        `lockstep`: without effects and lent no buffer, a few dozen values
+        into a buffer in the object at a time).
     fn __py_collect_NAME(context)
         `to_numpy()`'s: the generator made and drained in one call.
 
@@ -130,7 +131,7 @@ fn __py_flush() -> bool {{
 
 # A native generator's object: the PyObject header (refcount, type), these
 # words, then a buffer of values (pycoro.embed makes the type). A generator
-# without effects is run ahead into the buffer, FIRST_RUN_AHEAD values at
+# not in lockstep (no effects, no buffer lent: Export.lockstep) is run ahead into the buffer, FIRST_RUN_AHEAD values at
 # first and twice as many each time, up to RUN_AHEAD (a native call costs
 # about as much as handing out 20 values); any other one value at a time.
 GENERATOR_FIELDS = ("_slot_address",   # where the frame's owning handle is (embed.GeneratorObject._slot)

@@ -236,6 +236,42 @@ def unify(pattern: Type, actual: Type, subst: dict[str, Type]) -> bool:
     return pattern == actual
 
 
+def overlap(a: Type, b: Type, a_vars: tuple[str, ...], b_vars: tuple[str, ...]) -> bool:
+    """Whether some type is both `a` and `b` (impl targets over their own type
+    variables `a_vars`, `b_vars`): `Two<T, i64>` and `Two<i64, T>` are
+    (`Two<i64, i64>`), `Box<i64>` and `Box<f64>` are not. Unification with
+    variables on both sides, the two lists renamed apart."""
+    a = substitute(a, {v: TypeVar(f"{v}.0") for v in a_vars})
+    b = substitute(b, {v: TypeVar(f"{v}.1") for v in b_vars})
+    bound: dict[str, Type] = {}
+
+    def walk(t: Type) -> Type:
+        while isinstance(t, TypeVar) and t.name in bound:
+            t = bound[t.name]
+        return t
+
+    def same(x: Type, y: Type) -> bool:
+        x, y = walk(x), walk(y)
+        if x == y:
+            return True
+        if isinstance(x, TypeVar) or isinstance(y, TypeVar):
+            var, other = (x, y) if isinstance(x, TypeVar) else (y, x)
+            bound[var.name] = other
+            return True
+        match x, y:
+            case ArrayT(xe, xn), ArrayT(ye, yn):
+                return xn == yn and same(xe, ye)
+            case (PtrT(xe), PtrT(ye)) | (SliceT(xe), SliceT(ye)):
+                return same(xe, ye)
+            case FnT(xp, xr), FnT(yp, yr):
+                return len(xp) == len(yp) and all(same(p, q) for p, q in zip(xp, yp)) and same(xr, yr)
+            case (StructT(xd, xa), StructT(yd, ya)) | (PromiseT(xd, xa), PromiseT(yd, ya)):
+                return xd is yd and all(same(p, q) for p, q in zip(xa, ya))
+        return False
+
+    return same(a, b)
+
+
 def abi_of(t: Type) -> str:
     """The coroutine ABI a handle type belongs to: its promise's `abi` (default
     `switch`); `Handle` is the switched-resume handle (LANGUAGE.md §2)."""

@@ -3,6 +3,7 @@ methods, through function values, of coroutine handles' operations and of
 the builtins."""
 from __future__ import annotations
 
+from ...common.paths import compilers_own
 from .. import ast, intrinsics
 from .. import messages as M
 from ..gpu import GPU_BUILTINS
@@ -191,6 +192,11 @@ class CallRules:
             self._args_unchecked(e)
             return ERROR
         ops = _HANDLE_OPS.get(handle_kind(recv))
+        if callee.name.startswith("__") and not compilers_own(callee.span.file) and \
+                ((ops and callee.name in ops) or (handle_kind(recv) == "retcon" and callee.name in _RETCON_OPS)):
+            self.r.error(M.stdlib_internal(callee.name), callee.span)   # (`__destroy`: the export wrappers')
+            self._args_unchecked(e)
+            return ERROR
         if ops and callee.name in ops:
             return self.handle_call(e, callee, recv, ops[callee.name])
         if handle_kind(recv) == "retcon" and callee.name in _RETCON_OPS:

@@ -293,6 +293,10 @@ class ExpressionRules:
 
     def expr_StructLit(self, e: ast.StructLit, expected: Type | None) -> Type:
         decl = self.p.ns.decls.get(e.name)
+        if decl is not None and self.internal(decl, e.span):
+            for f in e.fields:
+                self.check_expr(f.value, None)
+            return ERROR
         if not isinstance(decl, ast.StructDecl):
             if decl is None:
                 self.r.error(M.unknown_type(e.name), e.span, hint=self.p.ns.suggest(e.name, []))

@@ -18,7 +18,7 @@ from ..layout import MAX_TYPE_BYTES, StructLayouts, is_aggregate
 from ..program import CheckedProgram, FnInstance, GlobalVar
 from ..resolve import Namespace, span_of
 from ..types import (ERROR, I32, PRIMITIVES, VOID, ArrayT, FnT, PromiseT, PtrT, SliceT, StructT, Type, TypeVar, has_vars,
-                     size, unify)
+                     overlap, size, unify)
 from .body import BodyChecker
 from .common import Method
 from .expressions import is_constant
@@ -449,7 +449,7 @@ class ProgramChecker(PromiseDecls):
     def _check_methods_once(self, decls: list[ast.Decl], impls: list[ast.ImplDecl]) -> None:
         """A method is defined once for a type, as in Rust (E0592): a call would
         take whichever impl comes first. Impls overlap where their targets
-        unify (`impl<T> Box<T>` and `impl Box<i64>`); a promise's hooks too."""
+        can be one type (`impl<T> Box<T>` and `impl Box<i64>`); a promise's hooks too."""
         def once(methods: list[ast.FnDecl], earlier: list[ast.FnDecl]) -> None:
             for i, m in enumerate(methods):
                 first = next((f for f in earlier + methods[:i] if f.name == m.name), None)
@@ -464,7 +464,7 @@ class ProgramChecker(PromiseDecls):
                 continue
             before = self.ns.impls[:self.ns.impls.index(impl)]
             overlapping = [m for other in before if (t := self.impl_target(other)) is not ERROR
-                           and (unify(t, target, {}) or unify(target, t, {})) for m in other.methods]
+                           and overlap(t, target, other.generics, impl.generics) for m in other.methods]
             once(list(impl.methods), overlapping)
 
     def impl_target(self, impl: ast.ImplDecl) -> Type:

@@ -136,14 +136,15 @@ class ViewRules:
 
     def _check_pointer_into(self, place: ast.Expr) -> None:
         """`&s[i]`: a pointer into what the slice `s` views. A `ptr` is
-        unchecked (its writes are not followed), so a slice parameter it points
-        into counts as written through: Python lends such a function no
-        read-only buffer. (Into a `let` array it is allowed, as `&a[i]` is.)"""
+        unchecked (its writes are not followed), so Python lends a function
+        that points into its slice parameter no read-only buffer. (Into a
+        `let` array it is allowed, as `&a[i]` is: PyCoro callers are not
+        refused.)"""
         view, through = place_root(place, self.types, (SliceT,))
         if through:
             for origin in self.origins(view):
                 if origin.param >= 0:
-                    self.inst.written_params.add(origin.param)
+                    self.inst.pointed_params.add(origin.param)
 
     def _pass_views(self, call: ast.Call, arg: ast.Expr, fn: FnInstance | None, index: int) -> None:
         """`arg` goes to parameter `index` of `fn` (None: through a function
@@ -176,7 +177,7 @@ def settle_params(instances: list[FnInstance]) -> None:
         changed = False
         for inst in instances:
             for param, callee, index in inst.param_flows:
-                for facts in ("written_params", "escaping_params"):
+                for facts in ("written_params", "escaping_params", "pointed_params"):
                     mine, theirs = getattr(inst, facts), getattr(callee, facts)
                     if index in theirs and param not in mine:
                         mine.add(param)
