@@ -58,6 +58,7 @@ def _statement(r: random.Random, shape: str, depth: int, in_loop: bool) -> str:
         lambda: f"sink({v});" + refill,
         lambda: f"{{ var w = {v}; print(w.next()); }}" + refill,
         lambda: f'defer print("d", {v}.done());',
+        lambda: f"defer sink({v});",   # moves it when the defer runs, not where it is written
         lambda: f"var t{k} = Two {{ g: {v}, n: {k} }}; print(t{k}.g.next()); {v} = t{k}.g;",
         lambda: f"var arr{k} = [{v}, count({k}, 2)]; print(arr{k}[1].next()); arr{k}[0] = count({k + 1}, 1);" + refill,
         lambda: f"{v} = keep({v}); print({v}.next());",

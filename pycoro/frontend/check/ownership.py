@@ -60,6 +60,7 @@ class OwnershipPass(ViewRules):
         # starts a new stack: it cannot leave the loops around it.
         self.loop_entries: list[Moves] = []
         self.loop_breaks: list[list[Moves]] = []
+        self.loop_scopes: list[int] = []   # the index in `scopes` of each loop body's scope
         self.loop_nesting = 0
         self.loop_depth: dict[int, int] = {}   # id(var) → loops around its declaration
         # Each local's scope depth and declaration order: which of two dies first.
@@ -70,6 +71,10 @@ class OwnershipPass(ViewRules):
         # them before the `defer` runs is an error.
         self.defer_uses: list[tuple[object, set[int], Span]] = []
         self.defer_collect: set[int] | None = None   # inside a `defer`: the owning variables it uses
+        # The moves each pending `defer` makes when it runs (at its scope's
+        # end, a `break` or `continue` out of it): (that scope, the moves).
+        # Until then the variables are still there: `defer take(g); g.next();`.
+        self.defer_moves: list[tuple[object, Moves]] = []
         # Calls of `mut self` coroutine methods whose coroutine refers to a place
         # that may die first, and the variables holding one: id(call or var) →
         # its Borrow. Such a coroutine is consumed where it is made (for, with,
@@ -109,8 +114,25 @@ class OwnershipPass(ViewRules):
 
     def _pop_scope(self) -> None:
         """Leave the innermost scope; its `defer`s have run."""
+        self.moved.update(self._deferred_from(len(self.scopes) - 1))
         scope = self.scopes.pop()
         self.defer_uses = [entry for entry in self.defer_uses if entry[0] is not scope]
+        self.defer_moves = [entry for entry in self.defer_moves if entry[0] is not scope]
+
+    def _deferred_from(self, depth: int) -> Moves:
+        """The moves the pending `defer`s of the scopes from `depth` inward make
+        when they run (leaving those scopes)."""
+        leaving = self.scopes[depth:]
+        found: Moves = {}
+        for scope, moves in self.defer_moves:
+            if any(scope is s for s in leaving):
+                found.update(moves)
+        return found
+
+    def _moved_leaving_loop_body(self) -> Moves:
+        """What is moved once a `continue`, `break` or the body's end has run
+        the `defer`s of the loop's body."""
+        return {**self.moved, **self._deferred_from(self.loop_scopes[-1])}
 
     # ---- statements
     def stmt(self, s: ast.Stmt) -> None:
@@ -172,7 +194,7 @@ class OwnershipPass(ViewRules):
     def stmt_While(self, s: ast.While) -> None:
         before = dict(self.moved)
         self.expr(s.cond)
-        for var, path, span in self._moves_since(before):   # the condition runs before every iteration
+        for var, path, span in self._moves_since(before, self.moved):   # the condition runs before every iteration
             self.r.error(M.move_in_loop(path_text(var, path)), span)
         self._loop_body(s.body)
 
@@ -193,6 +215,7 @@ class OwnershipPass(ViewRules):
         self.loop_nesting += 1
         self.loop_entries.append(dict(self.moved))
         self.loop_breaks.append([])
+        self.loop_scopes.append(len(self.scopes))
         self.scopes.append(object())
         if declares is not None:
             self._declare_views(self._declare(declares), elements)   # `for v in xs`: v views what xs does
@@ -201,6 +224,7 @@ class OwnershipPass(ViewRules):
             self._check_next_iteration()
         self._pop_scope()
         self.loop_entries.pop()
+        self.loop_scopes.pop()
         for at_break in self.loop_breaks.pop():   # after the loop: moved on any way out
             self.moved.update(at_break)
         self.loop_nesting -= 1
@@ -217,7 +241,7 @@ class OwnershipPass(ViewRules):
 
     def stmt_Break(self, s: ast.Break) -> None:
         if self.loop_breaks:
-            self.loop_breaks[-1].append(dict(self.moved))
+            self.loop_breaks[-1].append(self._moved_leaving_loop_body())
 
     def stmt_Continue(self, s: ast.Continue) -> None:
         if self.loop_entries:
@@ -240,27 +264,33 @@ class OwnershipPass(ViewRules):
     def stmt_Defer(self, s: ast.Defer) -> None:
         if isinstance(s.stmt, (ast.Let, ast.Defer)):   # refused by the type check
             return
-        loops = self.loop_entries, self.loop_breaks
-        self.loop_entries, self.loop_breaks = [], []
+        loops = self.loop_entries, self.loop_breaks, self.loop_scopes
+        self.loop_entries, self.loop_breaks, self.loop_scopes = [], [], []
         self.defer_collect = set()
+        before = dict(self.moved)
         self.stmt(s.stmt)
+        made = {key: move for key, move in self.moved.items() if before.get(key) != move}
+        self.moved = before   # it runs later: what it moves is moved when it does
+        if made:
+            self.defer_moves.append((self.scopes[-1], made))
         if self.defer_collect:
             self.defer_uses.append((self.scopes[-1], self.defer_collect, s.span))
         self.defer_collect = None
-        self.loop_entries, self.loop_breaks = loops
+        self.loop_entries, self.loop_breaks, self.loop_scopes = loops
 
     # ---- loops
     def _check_next_iteration(self) -> None:
         """At the end of a loop's body or a `continue`: what was moved in this
         iteration out of a variable declared outside the loop (and not given
-        a value again) would be moved again in the next."""
-        for var, path, span in self._moves_since(self.loop_entries[-1]):
+        a value again) would be moved again in the next; the body's `defer`s
+        have run by then."""
+        for var, path, span in self._moves_since(self.loop_entries[-1], self._moved_leaving_loop_body()):
             if self.loop_depth.get(id(var), 0) < self.loop_nesting:
                 self.r.error(M.move_in_loop(path_text(var, path)), span)
 
-    def _moves_since(self, before: Moves) -> list[tuple[LocalVar, tuple[str, ...], Span]]:
-        """The moves made since `moved` was `before`: (variable, fields, where)."""
-        return [(var, key[1], span) for key, (var, span) in self.moved.items() if before.get(key) != (var, span)]
+    def _moves_since(self, before: Moves, now: Moves) -> list[tuple[LocalVar, tuple[str, ...], Span]]:
+        """The moves made between `before` and `now`: (variable, fields, where)."""
+        return [(var, key[1], span) for key, (var, span) in now.items() if before.get(key) != (var, span)]
 
     def _refill(self, place: tuple[LocalVar, tuple[str, ...]] | None) -> None:
         """Assigning to a local (or a field of one) gives it its handles again."""
