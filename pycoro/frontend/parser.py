@@ -599,6 +599,10 @@ def _diagnostic_for(lark: Lark, err: UnexpectedInput, file: str, text: str) -> D
     if history[-1] is not None and history[-1].start_pos == tok.start_pos:
         history = [None] + history[:-1]
     brace, previous = history[-2], history[-1]
+    if previous is not None and previous.type in ("INT", "FLOAT") and tok.type == "NAME" \
+            and previous.end_pos == tok.start_pos:   # `1i33`: the lexer took `1`, then a name
+        return Diagnostic(f"invalid suffix `{tok.value}` for a number literal", span,
+                          hint="integers take `i8 i16 i32 i64 u8 u16 u32 u64`, floats `f32 f64`")
     hint = None
     if tok.value in ("<", ">", "<=", ">=", "==", "!=") and previous is not None:
         hint = "comparison operators cannot be chained: write `a < b && b < c`"
