@@ -84,6 +84,12 @@ def test_missing_file(pycoro, tmp_path):
     assert "no such file" in proc.stderr
 
 
+def test_a_directory_is_not_a_program(pycoro, tmp_path):
+    (tmp_path / "adir.pc").mkdir()
+    proc = pycoro("check", "adir.pc", cwd=tmp_path)
+    assert (proc.returncode, proc.stderr) == (1, "error: cannot read adir.pc: is a directory\n")
+
+
 def test_exit_status_is_mains_value(pycoro, tmp_path):
     path = tmp_path / "s.pc"
     path.write_text("fn main() -> i32 { return 42; }\n")

@@ -73,7 +73,7 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
             errors.append(Diagnostic(M.import_not_found(decl.path), decl.span))
             return
         except OSError as err:
-            errors.append(Diagnostic(M.cannot_read(decl.path, str(err)), decl.span))
+            errors.append(Diagnostic(M.cannot_read(decl.path, (err.strerror or str(err)).lower()), decl.span))
             return
         except CompileError as err:   # not UTF-8
             sources.merge(err.sources)

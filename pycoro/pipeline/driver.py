@@ -90,7 +90,8 @@ class Compilation:
         except FileNotFoundError:
             raise CompileError([Diagnostic(f"no such file: {path}", None)]) from None
         except OSError as err:
-            raise CompileError([Diagnostic(f"cannot read {path}: {err}", None)]) from None
+            why = (err.strerror or str(err)).lower()   # "is a directory", not "[Errno 21] Is a directory: 'x'"
+            raise CompileError([Diagnostic(f"cannot read {path}: {why}", None)]) from None
         return cls(decode_source(data, path), path, p.resolve().parent, options, warn)
 
     @contextlib.contextmanager
