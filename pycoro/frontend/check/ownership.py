@@ -576,7 +576,12 @@ def mark_elide_safe(inst: FnInstance) -> None:
       (`sum(take(map(range(0, n), f), k))`);
     - the initial value of a `let`/`var` that is never moved: the variable's
       scope destroys it (`let s = g(…); while s.next() { … }`)."""
+    visited: set[tuple[int, bool]] = set()   # each call at most twice (not safe, safe): nested calls stay linear
+
     def visit(call: ast.Call, safe: bool) -> None:
+        if (id(call), safe) in visited:
+            return
+        visited.add((id(call), safe))
         if safe and isinstance(inst.types.get(call), PromiseT):
             inst.elide_safe.add(id(call))
         target = inst.calls.get(call)

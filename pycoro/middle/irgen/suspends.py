@@ -8,12 +8,14 @@ _SUSPENSIONS = (ast.Yield, ast.YieldFrom, ast.Await)
 
 
 def suspends_after(exprs: list) -> list[bool]:
-    """For each expression of a list evaluated in order: whether one after it may suspend."""
-    flags, later = [], False
-    for e in reversed(exprs):
-        flags.append(later)
-        later = later or may_suspend(e)
-    return flags[::-1]
+    """For each expression of a list evaluated in order: whether one after it may
+    suspend. (The first is never looked into: nested calls `f(f(f(…)))` stay
+    linear.)"""
+    flags, later = [False] * len(exprs), False
+    for i in range(len(exprs) - 1, 0, -1):
+        later = later or may_suspend(exprs[i])
+        flags[i - 1] = later
+    return flags
 
 
 def may_suspend(node) -> bool:
