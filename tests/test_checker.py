@@ -29,6 +29,12 @@ def diagnose(body: str, top: str = "") -> list[str]:
 CASES = [
     # (top-level declarations, body of main, expected diagnostics; main's body starts on line 3)
     ("let g = yield 1;", "", ["1:9: a global's initializer must be a constant"]),
+    # a `with` body runs (or the `with` panics); its `break` leaves the loop around it
+    ("fn lk(p: ptr<i64>) -> Once<ptr<i64>> { yield p; }\n"
+     "fn h(x: ptr<i64>) -> i64 { loop { with _q in lk(x) { break; } } }", "",
+     ["2:4: function `h` must return a value of type `i64` on every path"]),
+    ("fn lk(p: ptr<i64>) -> Once<ptr<i64>> { yield p; }\nfn h(x: ptr<i64>) -> i64 { with _q in lk(x) { return 1; } }",
+     "var x = 5; print(h(&x));", []),
     # a pointer into a slice is unchecked, as `&a[i]` is: a `let` array's slice may go there
     ("fn first(xs: [i64]) -> i64 { let p = &xs[0]; return p[0]; }", "let a = [1, 2, 3]; print(first(a[..]));", []),
     ("", "let x: i32 = 1.5;", ["3:14: expected `i32`, found `f64`"]),

@@ -19,6 +19,8 @@ def always_returns(s: ast.Stmt | None) -> bool:
             return not _breaks(body)
         case ast.While(cond=ast.BoolLit(value=True), body=body):
             return not _breaks(body)
+        case ast.With(body=body):   # its body runs (or the `with` panics)
+            return always_returns(body)
         case ast.ExprStmt(expr=ast.Call(callee=ast.Name(name="panic"))):
             return True
     return False
@@ -34,6 +36,8 @@ def never_falls_through(s: ast.Stmt | None) -> bool:
             return any(map(never_falls_through, stmts))
         case ast.If(then=then, else_=else_):
             return never_falls_through(then) and never_falls_through(else_)
+        case ast.With(body=body):
+            return never_falls_through(body)
     return always_returns(s)
 
 
@@ -48,4 +52,6 @@ def _breaks(s: ast.Stmt) -> bool:
             return _breaks(then) or (else_ is not None and _breaks(else_))
         case ast.Defer(stmt=inner):
             return _breaks(inner)
+        case ast.With(body=body):   # not a loop: its `break` leaves the loop around it
+            return _breaks(body)
     return False  # nested loops own their breaks
