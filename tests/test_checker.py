@@ -187,6 +187,16 @@ def test_yield_from_a_stream_hints_at_a_loop():
      ["2:27: `__Chunk` is internal to the standard library (names starting with `__` are)"]),
     ("fn s() -> Stream<i64> { yield 1; }\nfn main() { var x = s(); x.__destroy(); }\n",
      ["2:26: `__destroy` is internal to the standard library (names starting with `__` are)"]),
+    # a slice a spawned task or a channel keeps may not outlive its array
+    ('import "std/async";\nasync fn add(xs: [i64]) -> i64 { await sleep(10); xs[0] += 1; return xs[0]; }\n'
+     "async fn leaker(xs: [i64]) { let _j = spawn add(xs); }\n"
+     "async fn main() { var arr = [1, 2, 3]; await leaker(arr[..]); }\n",
+     ["4:53: `leaker` may keep this slice after it returns (in a global, a spawned task, or through a function "
+      "value), and `arr` dies with this call"]),
+    ('import "std/async";\nasync fn put(ch: Channel<[i64]>) { var arr = [1, 2, 3]; await ch.send(arr[..]); }\n'
+     "async fn main() { let ch = channel<[i64]>(2); await put(ch); }\n",
+     ["2:71: `Channel<[i64]>.send` may keep this slice after it returns (in a global, a spawned task, or through a "
+      "function value), and `arr` dies with this call"]),
     # a method is defined once for a type
     ("struct B { v: i64 }\nimpl B { fn get(self) -> i64 { return 1; } }\n"
      "impl B { fn get(self) -> i64 { return 2; } }\nfn main() {}\n", ["3:13: `get` is defined more than once"]),

@@ -130,8 +130,8 @@ def write_through_slice(name: str) -> str:
 def slice_written_by(name: str, callee: str) -> str:
     return f"{q(callee)} may write through this slice, but {q(name)} cannot be assigned to"
 def slice_kept_by(name: str, callee: str) -> str:
-    return (f"{q(callee)} may keep this slice after it returns (in a global, or through a function value), "
-            f"and {q(name)} dies with this call")
+    return (f"{q(callee)} may keep this slice after it returns (in a global, a spawned task, or through a "
+            f"function value), and {q(name)} dies with this call")
 def slice_to_unknown(name: str) -> str:
     return (f"a slice of {q(name)} cannot go through a function value: whether the function writes through "
             f"it or keeps it is unknown, and {q(name)} cannot be assigned to or dies with this call")
@@ -234,6 +234,7 @@ def borrowing_coroutine_hint(method: str | None) -> str:
             f"variable{by_value}")
 def borrowing_coroutine_kept(callee: str) -> str:
     return f"{q(callee)} moves this parameter on (returns, stores or passes it)"
+def slice_spawned() -> str: return "given to a spawned task"
 def borrowing_task(via: str, place: str) -> str:
     return f"a spawned task cannot refer to {place} (through {via}): it could outlive it"
 def borrowing_task_hint(method: str | None) -> str:

@@ -400,6 +400,10 @@ class OwnershipPass(ViewRules):
         if isinstance(self.types[e], PromiseT) and (borrow := self._borrow_of(e.operand)) is not None:
             self.r.error(M.borrowing_task(borrow.via, borrow.place), e.operand.span,
                          hint=M.borrowing_task_hint(borrow.method))
+        if isinstance(e.operand, ast.Call):   # the task outlives this call: what it is given is kept
+            for arg in e.operand.args:
+                if self.layouts.views(self.types.get(arg)):
+                    self._escapes(arg, self.origins(arg), M.slice_spawned(), kept=True)
         return True
 
     def _hook_argument(self, node: ast.Node, value: ast.Expr) -> None:

@@ -151,6 +151,10 @@ class ViewRules:
         value, whose doings are unknown)."""
         if not self.layouts.views(self.types.get(arg)):
             return
+        if fn is not None and fn.decl.kind == "intrinsic" and fn.decl.name == "__put":
+            # std/async's store into a channel's slots (or a task's result): kept
+            self._escapes(arg, self.origins(arg), M.slice_stored(None), kept=True)
+            return
         for origin in self.origins(arg):
             if fn is None:   # it may write through it or keep it
                 if origin.param >= 0:
