@@ -122,6 +122,27 @@ def test_run_takes_g_too(pycoro, tmp_path):
     assert (proc.returncode, proc.stdout) == (0, "20 3.5\n"), proc.stderr
 
 
+HANDLE_IN_A_TASK = """\
+fn cnt(n: i64) -> Generator<i64> { for i in 0..n { yield i; } }
+async fn own(g: Generator<i64>) -> i64 {
+    var h = g;
+    var t = 0;
+    while h.next() { await sleep(1); t += h.value(); }
+    return t;
+}
+async fn main() { let j = spawn own(cnt(3)); print(await j); }
+"""
+
+
+@pytest.mark.parametrize("level", ["-O2", "-O3"])
+def test_g_builds_an_async_fn_that_keeps_a_handle_across_an_await(pycoro, tmp_path, level):
+    """LLVM asserted on the location CoroSplit gave `h` (the context
+    register's entry value, made indirect): driver._without_entry_values."""
+    (tmp_path / "t.pc").write_text(HANDLE_IN_A_TASK)
+    proc = pycoro("run", "-g", level, "t.pc", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (0, "3\n"), proc.stderr
+
+
 HANDLES = """\
 fn squares(n: i64) -> Generator<i64> {
     for i in 0..n {

@@ -300,7 +300,8 @@ class Compilation:
                     calling_convention = [resume_cc.preserve_none_text] if resume_cc.applies(machine.triple) else []
                     candidates = frozenset(self.resumed_in_loops)
                     module = rewrite(module, [*calling_convention,
-                                              lambda text: first_resume.split_first_resumes(text, candidates)])
+                                              lambda text: first_resume.split_first_resumes(text, candidates),
+                                              *([_without_entry_values] if self.options.debug else [])])
             with self.stage("cold code"):   # the runtime's, compiled once (backend/cold_runtime.py)
                 cold_runtime.attach(module, _cold_assembly(machine, self.options, jit_mode))
         if self.gpu and not self.options.allow_device_heap:
@@ -559,6 +560,16 @@ class Compilation:
     def _dwarf_file_names(self) -> dict[str, str]:
         """How the DWARF names each source file → how diagnostics and panics name it."""
         return {os.path.join(*dwarf_path(display)): display for display in self.sources.texts}
+
+
+def _without_entry_values(text: str) -> str:
+    """CoroSplit describes an async function's variables in its context by the
+    context register's entry value (`DW_OP_LLVM_entry_value, 1, …`); where
+    instruction selection then makes such a location indirect, LLVM 22
+    asserts ("not an expression", MachineInstr.cpp) and aborts. Described by
+    the register's current value instead, the variable is shown while the
+    context is live, which is where a debugger stops in the body."""
+    return text.replace("DW_OP_LLVM_entry_value, 1, ", "")
 
 
 def _used_externs(program: CheckedProgram) -> dict[str, tuple[ast.FnDecl, Span]]:
