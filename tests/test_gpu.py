@@ -135,6 +135,14 @@ def test_a_frame_left_on_the_device_heap_is_an_error_naming_the_site(pycoro, tmp
     assert "malloc" in (tmp_path / "k.ptx").read_text()
 
 
+def test_at_O0_a_kernel_that_makes_a_coroutine_is_told_to_optimise(pycoro, tmp_path):
+    """Placing frames in local memory is CoroElide's, which -O0 does not run."""
+    squares = next(p for p in GPU_EXAMPLES if p.name == "squares.pc")
+    proc = _build(pycoro, squares, tmp_path / "k.ptx", "-O0")
+    assert proc.returncode == 1
+    assert "hint: at -O0 no frame is placed in local memory: build with -O1 or more" in proc.stderr
+
+
 def test_explain_for_nvptx_shows_the_device_heap(pycoro, tmp_path):
     src = tmp_path / "k.pc"
     src.write_text(ESCAPING)

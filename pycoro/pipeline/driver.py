@@ -316,12 +316,14 @@ class Compilation:
             return
         _, sites = self.explain()
         heap = [s for s in sites if not s.elided]
+        # placing a frame in its caller's is the optimiser's work (CoroElide): -O0 does none
+        hint = "at -O0 no frame is placed in local memory: build with -O1 or more" if self.options.opt_level == 0 \
+            else ("GPU frames must be provably temporary: consume the coroutine where it is created "
+                  "(`for v in g(…)`, `await t(…)`), or build with --allow-device-heap")
         raise CompileError([
             Diagnostic(f"the frame of coroutine `{s.callee}` (called in `{s.caller}`) would come "
                        "from the device heap: it could not be placed in the thread's local memory",
-                       s.span, hint="GPU frames must be provably temporary: consume the coroutine "
-                       "where it is created (`for v in g(…)`, `await t(…)`), or build with "
-                       "--allow-device-heap") for s in heap] or
+                       s.span, hint=hint) for s in heap] or
             [Diagnostic("a coroutine frame would come from the device heap", None,
                         hint="build with --allow-device-heap to accept it")], self.sources)
 
