@@ -249,10 +249,10 @@ def _reason(d: ast.FnDecl, f: FnInstance | None, layouts: StructLayouts) -> str:
         return "it did not compile"
     for name, t in f.params:
         if _param_crossing(t, layouts) is None:
-            return (f"parameter `{name}: {t}` is {_kind_of(t, layouts)}: only scalars (`iN uN fN bool`), structs of them "
-                    "and slices of scalars cross to Python and C")
-    return (f"its result `{f.ret}` is {_kind_of(f.ret, layouts, result=True)}: only a scalar, a struct of them, nothing, or a "
-            "Generator or Stream of one of those crosses to Python and C")
+            return (f"parameter `{name}: {t}` is {_kind_of(t, layouts)}: only scalars (`iN uN fN bool`), "
+                    "structs of them and slices of scalars cross to Python and C")
+    return (f"its result `{f.ret}` is {_kind_of(f.ret, layouts, result=True)}: only a scalar, a struct of them, "
+            "nothing, or a Generator or Stream of one of those crosses to Python and C")
 
 
 def _callees(f: FnInstance):

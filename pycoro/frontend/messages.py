@@ -33,7 +33,8 @@ def shortened(text: str) -> str:
 
 
 # names and declarations
-def stdlib_internal(name: str) -> str: return f"{q(name)} is internal to the standard library (names starting with `__` are)"
+def stdlib_internal(name: str) -> str:
+    return f"{q(name)} is internal to the standard library (names starting with `__` are)"
 def duplicate(name: str) -> str: return f"{q(name)} is defined more than once"
 def stdlib_name_hint(name: str, file: str) -> str:
     return f"{q(name)} comes from {file}, which shares one namespace with the program: choose another name"

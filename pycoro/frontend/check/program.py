@@ -454,7 +454,8 @@ class ProgramChecker(PromiseDecls):
             for i, m in enumerate(methods):
                 first = next((f for f in earlier + methods[:i] if f.name == m.name), None)
                 if first is not None:
-                    self.reporter.error(M.duplicate(m.name), span_of(m), notes=[(M.first_defined_here(), span_of(first))])
+                    self.reporter.error(M.duplicate(m.name), span_of(m),
+                                        notes=[(M.first_defined_here(), span_of(first))])
         for decl in decls:
             if isinstance(decl, ast.PromiseDecl):
                 once(list(decl.methods), [])
