@@ -768,3 +768,14 @@ def test_a_compiling_command_runs_without_the_cycle_collector_and_a_host_keeps_i
     proc = subprocess.run([sys.executable, "-c", script, str(hello), str(tmp_path / "hello.o")],
                           capture_output=True, text=True)
     assert proc.stdout.split() == ["True", "False", "0"], proc.stderr
+
+
+def test_the_caret_counts_wide_characters_as_two_columns():
+    from pycoro.common.diagnostics import Diagnostic, Sources, Span, render
+    line = 'fn main() { let s = "日本語"; let x: i32 = 1.5; }'
+    col = line.index("1.5") + 1
+    sources = Sources()
+    sources.add("w.pc", line + "\n")
+    text = render(Diagnostic("expected `i32`, found `f64`", Span("w.pc", 1, col, 1, col + 3)), sources=sources)
+    caret = text.splitlines()[2]
+    assert caret == " " * (col - 1 + 3) + "^~~"   # three characters, six columns

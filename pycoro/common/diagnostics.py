@@ -7,6 +7,7 @@ offending text.
 from __future__ import annotations
 
 import sys
+import unicodedata
 
 from .record import field, record
 
@@ -119,12 +120,18 @@ class CompileError(Exception):
 
 
 def _caret_line(src: str, span: Span) -> str:
-    # Keep tabs from the source so the caret lines up in any terminal.
-    prefix = "".join(c if c == "\t" else " " for c in src[: span.col - 1])
+    # Keep tabs from the source so the caret lines up in any terminal; a wide
+    # character (`日`: East Asian Wide or Fullwidth) takes two columns there.
+    prefix = "".join(c if c == "\t" else " " * _columns(c) for c in src[: span.col - 1])
     width = 1
     if span.end_line == span.line and span.end_col > span.col:
-        width = span.end_col - span.col
+        width = sum(map(_columns, src[span.col - 1: span.end_col - 1])) or 1
     return prefix + "^" + "~" * (width - 1)
+
+
+def _columns(c: str) -> int:
+    """How many terminal columns a character takes (as wcwidth says, without it)."""
+    return 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
 
 
 # A rendered diagnostic: lines of (text, style) segments; a style is rich's
