@@ -676,9 +676,15 @@ def parse(text: str, file: str) -> ast.Module:
         raise CompileError([unclosed])   # the rest of the file is that comment: nothing after it to report
     found = [first]
     first_line = first.span.line if first.span else text.count("\n") + 1   # no position: nothing after it
-    for line, item in _items(text):
+    items = _items(text)
+    for (line, item), after in zip(items, [*items[1:], None]):
         if line > first_line:   # (the item of the first error, or one before it, is that error's)
             error = _syntax_error("\n" * (line - 1) + item, file)   # alone, at its own lines
+            if error is not None and after is not None and error.message.endswith(", found end of file"):
+                # the item alone ran out, the file did not: what it met is the next item's first word
+                word = after[1].split(None, 1)[0]
+                error = Diagnostic(error.message.removesuffix("end of file") + f"'{word}'",
+                                   Span(file, after[0], 1, after[0], 1 + len(word)), hint=error.hint)
             if error is not None:
                 found.append(error)
     if unclosed is not None:   # (an item's own error then is that comment's)
