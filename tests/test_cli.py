@@ -710,7 +710,7 @@ def test_several_syntax_errors_are_reported_without_cascades(pycoro, tmp_path):
     assert errors == ["se.pc:2:13: error: expected an expression, found ';'",
                       "se.pc:7:13: error: expected ';', found '}'",
                       "se.pc:10:19: error: expected ',' or '}', found 'y'",
-                      "se.pc:15:1: error: expected an expression or '}', found end of file",
+                      "se.pc:16:1: error: expected an expression or '}', found 'fn'",
                       "se.pc:18:8: error: expected an expression, found ';'"], proc.stderr
 
 
