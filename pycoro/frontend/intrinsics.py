@@ -35,6 +35,10 @@ RUNTIME = frozenset({"__frame_alloc", "__frame_free", "__size_of", "__current_ta
                      "__real_time", "__clock_ms", "__sleep_ms", "__take", "__put",
                      "__owns", "__dropper", "__panic_report", "__await_site"})
 SUSPENDING = frozenset({"__park"})   # awaited, like an async fn
+# Their parameters (by index) whose value they keep beyond the call, as a
+# store into a global does (check/views.py): `__put(p, v)` moves v into *p
+# (a channel's slot, a task's result).
+KEEPS = {"__put": frozenset({1})}
 
 # Facts about the whole program that the prelude tests (`intrinsic fn
 # __has_yield_from() -> bool;`), constants once the program is checked.

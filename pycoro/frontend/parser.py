@@ -679,12 +679,7 @@ def parse(text: str, file: str) -> ast.Module:
     items = _items(text)
     for (line, item), after in zip(items, [*items[1:], None]):
         if line > first_line:   # (the item of the first error, or one before it, is that error's)
-            error = _syntax_error("\n" * (line - 1) + item, file)   # alone, at its own lines
-            if error is not None and after is not None and error.message.endswith(", found end of file"):
-                # the item alone ran out, the file did not: what it met is the next item's first word
-                word = after[1].split(None, 1)[0]
-                error = Diagnostic(error.message.removesuffix("end of file") + f"'{word}'",
-                                   Span(file, after[0], 1, after[0], 1 + len(word)), hint=error.hint)
+            error = _item_error(line, item, after, file)
             if error is not None:
                 found.append(error)
     if unclosed is not None:   # (an item's own error then is that comment's)
@@ -705,6 +700,18 @@ def _unclosed_comment(text: str, file: str) -> Diagnostic | None:
             return Diagnostic("unterminated block comment", Span(file, line, col, line, col + 2),
                               hint="a block comment ends with `*/`")
     return None
+
+
+def _item_error(line: int, item: str, after: tuple[int, str] | None, file: str) -> Diagnostic | None:
+    """The first syntax error of one top-level item parsed alone, at its own
+    lines. Where the item ran out but the file did not, what it met is the
+    next item's first word (`after`: that item's line and text)."""
+    error = _syntax_error("\n" * (line - 1) + item, file)
+    if error is None or after is None or not error.message.endswith(", found end of file"):
+        return error
+    word = after[1].split(None, 1)[0]
+    return Diagnostic(error.message.removesuffix("end of file") + f"'{word}'",
+                      Span(file, after[0], 1, after[0], 1 + len(word)), hint=error.hint)
 
 
 def _syntax_error(text: str, file: str) -> Diagnostic | None:

@@ -16,7 +16,7 @@ from .gpu import GPU_BUILTINS
 from . import messages as M
 from .parser import parse, parse_cached
 from ..common.diagnostics import CompileError, Diagnostic, Reporter, Sources, Span, decode_source
-from ..common.paths import in_stdlib, stdlib_dir, stdlib_display
+from ..common.paths import compilers_own, in_stdlib, stdlib_dir, stdlib_display
 from ..common.record import field, record
 
 BUILTIN_FUNCTIONS = ("print", "assert", "panic", "noop_handle", "slice", *GPU_BUILTINS)
@@ -173,6 +173,13 @@ def library_names() -> dict[str, str]:
         for m in re.finditer(r"^(?:async |kernel )?(?:fn|struct|promise) ([A-Za-z]\w*)", path.read_text(), re.M):
             names.setdefault(m.group(1), f"std/{path.stem}")
     return names
+
+
+def stdlib_internal(name: str, declared_in: str, used_in: str) -> bool:
+    """Whether naming `name`, declared in file `declared_in`, from file `used_in`
+    reaches into the stdlib's internals: its `__` names, as Rust's private
+    items, are the stdlib's and the compiler's own code's (the export wrappers)."""
+    return name.startswith("__") and in_stdlib(declared_in) and not compilers_own(used_in)
 
 
 def span_of(decl: ast.Decl) -> Span:

@@ -218,22 +218,28 @@ def has_vars(t: Type) -> bool:
 
 def unify(pattern: Type, actual: Type, subst: dict[str, Type]) -> bool:
     """Bind the type variables of `pattern` so that it equals `actual`."""
-    match pattern, actual:
-        case TypeVar(name), _:
-            if name in subst:
-                return subst[name] == actual
-            subst[name] = actual
-            return True
-        case ArrayT(pe, pn), ArrayT(ae, an):
-            return pn == an and unify(pe, ae, subst)
-        case (PtrT(pe), PtrT(ae)) | (SliceT(pe), SliceT(ae)):
-            return unify(pe, ae, subst)
-        case FnT(pp, pr), FnT(ap, ar):
-            return (len(pp) == len(ap) and all(unify(p, a, subst) for p, a in zip(pp, ap))
-                    and unify(pr, ar, subst))
-        case (StructT(pd, pa), StructT(ad, aa)) | (PromiseT(pd, pa), PromiseT(ad, aa)):
-            return pd is ad and all(unify(p, a, subst) for p, a in zip(pa, aa))
-    return pattern == actual
+    if isinstance(pattern, TypeVar):
+        if pattern.name in subst:
+            return subst[pattern.name] == actual
+        subst[pattern.name] = actual
+        return True
+    parts = _parts(pattern, actual)
+    return pattern == actual if parts is None else all(unify(p, a, subst) for p, a in parts)
+
+
+def _parts(a: Type, b: Type) -> list[tuple[Type, Type]] | None:
+    """The component types of `a` and `b` that must be equal for them to be
+    equal, pairwise, when they are built alike (None: they are not)."""
+    match a, b:
+        case ArrayT(ae, an), ArrayT(be, bn):
+            return [(ae, be)] if an == bn else None
+        case (PtrT(ae), PtrT(be)) | (SliceT(ae), SliceT(be)):
+            return [(ae, be)]
+        case FnT(ap, ar), FnT(bp, br):
+            return [*zip(ap, bp), (ar, br)] if len(ap) == len(bp) else None
+        case (StructT(ad, aa), StructT(bd, ba)) | (PromiseT(ad, aa), PromiseT(bd, ba)):
+            return list(zip(aa, ba)) if ad is bd else None
+    return None
 
 
 def overlap(a: Type, b: Type, a_vars: tuple[str, ...], b_vars: tuple[str, ...]) -> bool:
@@ -258,16 +264,8 @@ def overlap(a: Type, b: Type, a_vars: tuple[str, ...], b_vars: tuple[str, ...]) 
             var, other = (x, y) if isinstance(x, TypeVar) else (y, x)
             bound[var.name] = other
             return True
-        match x, y:
-            case ArrayT(xe, xn), ArrayT(ye, yn):
-                return xn == yn and same(xe, ye)
-            case (PtrT(xe), PtrT(ye)) | (SliceT(xe), SliceT(ye)):
-                return same(xe, ye)
-            case FnT(xp, xr), FnT(yp, yr):
-                return len(xp) == len(yp) and all(same(p, q) for p, q in zip(xp, yp)) and same(xr, yr)
-            case (StructT(xd, xa), StructT(yd, ya)) | (PromiseT(xd, xa), PromiseT(yd, ya)):
-                return xd is yd and all(same(p, q) for p, q in zip(xa, ya))
-        return False
+        parts = _parts(x, y)
+        return parts is not None and all(same(p, q) for p, q in parts)
 
     return same(a, b)
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from .. import ast
 from .. import messages as M
-from ...common.paths import compilers_own, in_stdlib
 from ..program import DirectCall, FnInstance, LocalVar
-from ..resolve import span_of
+from ..resolve import span_of, stdlib_internal
 from ..types import BOOL, ERROR, HANDLE, NULL, VOID, ArrayT, FloatT, IntT, PromiseT, PtrT, SliceT, Type
 from .calls import CallRules
 from .expressions import ExpressionRules
@@ -62,7 +61,7 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
     def internal(self, decl: ast.Decl, span) -> bool:
         """Whether `decl` is one of the stdlib's internals (a `__` name, as
         Rust's private items) named by the program's own code: an error."""
-        if not decl.name.startswith("__") or not in_stdlib(span_of(decl).file) or compilers_own(span.file):
+        if not stdlib_internal(decl.name, span_of(decl).file, span.file):
             return False
         self.r.error(M.stdlib_internal(decl.name), span)
         return True

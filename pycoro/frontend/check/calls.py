@@ -3,12 +3,12 @@ methods, through function values, of coroutine handles' operations and of
 the builtins."""
 from __future__ import annotations
 
-from ...common.paths import compilers_own
+from ...common.paths import stdlib_display
 from .. import ast, intrinsics
 from .. import messages as M
 from ..gpu import GPU_BUILTINS
 from ..program import BuiltinCall, DirectCall, HandleCall, IndirectCall, SliceCall
-from ..resolve import BUILTIN_FUNCTIONS
+from ..resolve import BUILTIN_FUNCTIONS, stdlib_internal
 from ..types import (BOOL, ERROR, HANDLE, I64, PRIMITIVES, STR, VOID, FnT, PromiseT, PtrT, SliceT, StructT, Type, TypeVar,
                      abi_of,
                      has_vars, is_scalar, substitute, unify)
@@ -192,8 +192,8 @@ class CallRules:
             self._args_unchecked(e)
             return ERROR
         ops = _HANDLE_OPS.get(handle_kind(recv))
-        if callee.name.startswith("__") and not compilers_own(callee.span.file) and \
-                ((ops and callee.name in ops) or (handle_kind(recv) == "retcon" and callee.name in _RETCON_OPS)):
+        built_in = (ops and callee.name in ops) or (handle_kind(recv) == "retcon" and callee.name in _RETCON_OPS)
+        if built_in and stdlib_internal(callee.name, stdlib_display("prelude"), callee.span.file):
             self.r.error(M.stdlib_internal(callee.name), callee.span)   # (`__destroy`: the export wrappers')
             self._args_unchecked(e)
             return ERROR

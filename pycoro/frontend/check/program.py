@@ -10,13 +10,12 @@ from __future__ import annotations
 import collections
 
 from ...common.diagnostics import Reporter, Span
-from ...common.paths import compilers_own, in_stdlib
 from .. import ast, intrinsics
 from .. import messages as M
 from ..gpu import GPU_TARGETS, coroutine_recursion
 from ..layout import MAX_TYPE_BYTES, StructLayouts, is_aggregate
 from ..program import CheckedProgram, FnInstance, GlobalVar
-from ..resolve import Namespace, span_of
+from ..resolve import Namespace, span_of, stdlib_internal
 from ..types import (ERROR, I32, PRIMITIVES, VOID, ArrayT, FnT, PromiseT, PtrT, SliceT, StructT, Type, TypeVar, has_vars,
                      overlap, size, unify)
 from .body import BodyChecker
@@ -238,7 +237,7 @@ class ProgramChecker(PromiseDecls):
                     return PtrT(targs[0])
                 decl = self.ns.decls.get(name)
                 if isinstance(decl, (ast.StructDecl, ast.PromiseDecl)):
-                    if name.startswith("__") and in_stdlib(span_of(decl).file) and not compilers_own(texpr.span.file):
+                    if stdlib_internal(name, span_of(decl).file, texpr.span.file):
                         self.reporter.error(M.stdlib_internal(name), texpr.span)
                         return ERROR
                     if len(targs) != len(decl.generics):

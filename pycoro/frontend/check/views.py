@@ -14,7 +14,7 @@ them in a global) is known once every body is checked: FnInstance's
 """
 from __future__ import annotations
 
-from .. import ast
+from .. import ast, intrinsics
 from .. import messages as M
 from ..program import BuiltinCall, DirectCall, FnInstance, GlobalVar, LocalVar
 from ..types import PromiseT, PtrT, SliceT
@@ -151,8 +151,7 @@ class ViewRules:
         value, whose doings are unknown)."""
         if not self.layouts.views(self.types.get(arg)):
             return
-        if fn is not None and fn.decl.kind == "intrinsic" and fn.decl.name == "__put":
-            # std/async's store into a channel's slots (or a task's result): kept
+        if fn is not None and fn.decl.kind == "intrinsic" and index in intrinsics.KEEPS.get(fn.decl.name, ()):
             self._escapes(arg, self.origins(arg), M.slice_stored(None), kept=True)
             return
         for origin in self.origins(arg):
