@@ -92,6 +92,16 @@ def test_errors_do_not_cascade():
     assert diagnose("let x = nope + 1; let y = x * 2; print(y);") == ["3:9: cannot find `nope` in this scope"]
 
 
+def test_an_async_fn_called_outside_one_is_one_error_with_a_way_out():
+    # Its result is not the `void` it seems to be: no second error about
+    # `block_on`'s argument, and `main` is told how to become a task.
+    diags = refused("async fn go() -> i64 { return 1; }\nfn main() { block_on(go()); let _x = go() + 1; }\n")
+    message = "`go` is an `async fn`: only an `async fn` can call it (`await go(…)` or `spawn go(…)`), and `main` is not one"
+    assert [(d.span.col, d.message, d.hint) for d in diags] == \
+        [(22, message, "declare `async fn main()` to run the program as a task"),
+         (38, message, "declare `async fn main()` to run the program as a task")]
+
+
 def test_an_error_in_a_generic_body_says_which_instance_and_where_it_was_asked_for():
     source = """fn inner<T>(x: T) -> T { return x * 2; }
 fn outer<T>(x: T) -> T { return inner(x); }

@@ -269,6 +269,9 @@ def hook_hint(promise: str, hook: str) -> str:
 # async functions (LANGUAGE.md §7)
 def async_not_awaited(name: str) -> str:
     return f"{q(name)} is an `async fn`: call it with `await {name}(…)` or start a task with `spawn {name}(…)`"
+def async_called_outside(name: str, caller: str) -> str:
+    return f"{q(name)} is an `async fn`: only an `async fn` can call it (`await {name}(…)` or `spawn {name}(…)`), and {q(caller)} is not one"
+def async_main_hint() -> str: return "declare `async fn main()` to run the program as a task"
 def async_await_outside(name: str) -> str: return f"an `async fn` can only be awaited inside an `async fn`; {q(name)} is not one"
 def async_await_operand(t: object) -> str:
     return f"`await` in an `async fn` takes a call of an `async fn` or a `Join<T>`, found {q(t)}"

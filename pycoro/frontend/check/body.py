@@ -43,11 +43,20 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
         if self.inst is not None:
             self.inst.refs[e] = target
 
-    def _call(self, e: ast.Call, target) -> None:
-        if isinstance(target, DirectCall) and suspends_task(target.fn) and e is not self.awaited:
-            self.r.error(M.async_not_awaited(target.fn.decl.name), e.span)
+    def _call(self, e: ast.Call, target) -> bool:
+        """Records the call's target; False where the call itself is an error
+        (an `async fn` called bare), so its result type absorbs what follows."""
         if self.inst is not None:
             self.inst.calls[e] = target
+        if isinstance(target, DirectCall) and suspends_task(target.fn) and e is not self.awaited:
+            name = target.fn.decl.name
+            if self.inst is None or self.inst.is_async:
+                self.r.error(M.async_not_awaited(name), e.span)
+            else:   # neither `await` nor `spawn` is open to it: say what is
+                self.r.error(M.async_called_outside(name, self.inst.display), e.span,
+                             hint=M.async_main_hint() if self.inst.decl.name == "main" else None)
+            return False
+        return True
 
     # ---- scopes
     def declare(self, node: ast.Node, name: str, t: Type, mutable: bool, is_param: bool = False,

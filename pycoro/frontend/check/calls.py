@@ -146,8 +146,7 @@ class CallRules:
             if decl.name in intrinsics.ACCEPTS and \
                     intrinsics.well_formed(decl.name, decl.generics, decl.params, decl.ret):   # else its declaration is reported
                 self.r.error(M.intrinsic_type(decl.name, intrinsics.accepted(decl.name), inst.ret), e.span)
-        self._call(e, DirectCall(inst))
-        return inst.ret
+        return inst.ret if self._call(e, DirectCall(inst)) else ERROR
 
     def _infer_call(self, e: ast.Call, decl: ast.FnDecl, expected: Type | None) \
             -> tuple[tuple[Type, ...], list[Type]] | None:
@@ -235,8 +234,7 @@ class CallRules:
         if inst.self_mode == "ref":
             self._check_mut_receiver(callee.base, callee.name)
         self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args, checked=checked)
-        self._call(e, DirectCall(inst, callee.base))
-        return inst.ret
+        return inst.ret if self._call(e, DirectCall(inst, callee.base)) else ERROR
 
     def _check_mut_receiver(self, base: ast.Expr, method: str) -> None:
         root = receiver_root(base, self.inst_types)
