@@ -21,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 from . import __version__
 from .common.diagnostics import CompileError, Diagnostic, Span
 from .frontend import ast
-from .frontend.resolve import span_of
+from .frontend.resolve import span_of, takes_caller
 from .frontend.program import CheckedProgram, DirectCall, FnInstance, GlobalVar, LocalVar
 from .pipeline.driver import Compilation
 from .pipeline.options import Options
@@ -98,7 +98,8 @@ class Checked:
 
 
 def _signature(f: FnInstance, frames: dict) -> str:
-    params = ", ".join(f"{name}: {t}" for name, t in f.params)
+    shown = f.params[:-1] if takes_caller([t for _, t in f.params]) else f.params   # (no call writes it)
+    params = ", ".join(f"{name}: {t}" for name, t in shown)
     ret = "" if str(f.ret) == "void" else f" -> {f.ret}"
     head = {"async": "async fn", "kernel": "kernel fn", "extern": "extern fn"}.get(f.decl.kind, "fn")
     text = _code(f"{head} {f.display}({params}){ret}")

@@ -210,18 +210,49 @@ def test_the_deadlock_report_is_left_out_of_the_pipeline(pycoro, tmp_path):
         assert {"optnone", "noinline", "cold"} <= set(listed.split()), (writer, listed)
 
 
-@pytest.mark.parametrize("operation, message", [
-    ("await ch.send(1);", "send on a zero channel"),
-    ("let m = await ch.recv(); print(m.ok);", "receive on a zero channel"),
-    ("ch.close();", "close of a zero channel"),
+@pytest.mark.parametrize("operation, message, col", [
+    ("await ch.send(1);", "send on a zero channel", 11),
+    ("let m = await ch.recv(); print(m.ok);", "receive on a zero channel", 19),
+    ("ch.close();", "close of a zero channel", 5),
 ])
-def test_a_zero_channel_panics_naming_itself(pycoro, tmp_path, operation, message):
+def test_a_zero_channel_panics_naming_itself(pycoro, tmp_path, operation, message, col):
     """A `Channel` declared and never made by `channel<T>(capacity)` holds no
     channel: each operation on it panics saying so, not with a null pointer
-    dereference inside std/async."""
+    dereference inside std/async, and at the program's call, not the
+    library's line (the operations take their caller)."""
     src = tmp_path / "zero.pc"
     src.write_text(f"async fn main() {{\n    var ch: Channel<i64>;\n    {operation}\n    print(\"after\");\n}}\n")
     proc = pycoro("run", src)
     assert proc.returncode == 101 and proc.stdout == ""
     first = proc.stderr.splitlines()[0]
-    assert first.startswith(f"panic: {message}: make channels with channel<T>(capacity) at <stdlib>/async.pc:"), first
+    assert first == f"panic: {message}: make channels with channel<T>(capacity) at {src}:3:{col}"
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+@pytest.mark.parametrize("program, message", [
+    ("async fn main() {\n    let ch = channel<i64>(1);\n    ch.close();\n    await ch.send(2);\n}\n",
+     "send on a closed channel at {src}:4:11"),
+    ("async fn main() {\n    let _ch = channel<i64>(0);\n}\n",
+     "a channel's capacity must be at least 1 at {src}:2:15"),
+    ("struct Never {}\nimpl Never {\n    fn await_ready(mut self) -> bool { return false; }\n"
+     "    fn await_suspend(mut self, _h: Handle) {}\n    fn await_resume(mut self) {}\n}\n"
+     "fn stuck() -> Task<i64> { await Never {}; co_return 1; }\n"
+     "fn main() { print(block_on(stuck())); }\n",
+     "block_on: the task suspended and nothing can resume it at {src}:8:19"),
+])
+def test_a_panic_in_the_stdlib_names_the_programs_call(pycoro, tmp_path, program, message, level):
+    """As Rust's #[track_caller]: the library's own line says nothing about
+    what went wrong; the program's call does."""
+    src = tmp_path / "lib_panic.pc"
+    src.write_text(program)
+    proc = pycoro("run", level, src)
+    assert proc.returncode == 101 and proc.stdout == ""
+    assert proc.stderr.splitlines()[0] == "panic: " + message.format(src=src)
+
+
+def test_no_call_writes_the_callers_position(pycoro, tmp_path):
+    src = tmp_path / "written.pc"
+    src.write_text("async fn main() {\n    let _ch = channel<i64>(1, null);\n}\n")
+    proc = pycoro("check", src)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0] == f"{src}:2:15: error: `channel` takes 1 argument but 2 were given"

@@ -8,6 +8,7 @@ calls.
 """
 from __future__ import annotations
 
+from ..common.diagnostics import Span
 from ..common.paths import in_stdlib
 from ..common.record import field, record
 from . import ast
@@ -118,6 +119,7 @@ class FnInstance:
 class DirectCall:
     fn: FnInstance
     receiver: ast.Expr | None = None   # the `x` of `x.m(…)`; passed by address when fn.self_mode == "ref"
+    site: Span | None = None           # where the call is, for a callee that takes its caller (resolve.takes_caller)
 
 
 @record(frozen=True)

@@ -182,5 +182,21 @@ def stdlib_internal(name: str, declared_in: str, used_in: str) -> bool:
     return name.startswith("__") and in_stdlib(declared_in) and not compilers_own(used_in)
 
 
+CALLER = "__Caller"   # the prelude's struct a tracked call site is (takes_caller)
+
+
+def takes_caller(params: list) -> bool:
+    """Whether a function's last parameter (of types `params`) is a
+    `ptr<__Caller>`: every call fills it with the call's position and does
+    not write it, as Rust's #[track_caller], so the function's panics name
+    the line that called it, not the stdlib's own (stdlib/prelude.pc)."""
+    if not params:
+        return False
+    last = params[-1]
+    elem = getattr(last, "elem", None)
+    decl = getattr(elem, "decl", None)
+    return decl is not None and decl.name == CALLER and in_stdlib(span_of(decl).file)
+
+
 def span_of(decl: ast.Decl) -> Span:
     return getattr(decl, "name_span", None) or decl.span

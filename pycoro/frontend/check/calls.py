@@ -3,12 +3,13 @@ methods, through function values, of coroutine handles' operations and of
 the builtins."""
 from __future__ import annotations
 
+from ...common.diagnostics import Span
 from ...common.paths import stdlib_display
 from .. import ast, intrinsics
 from .. import messages as M
 from ..gpu import GPU_BUILTINS
 from ..program import BuiltinCall, DirectCall, HandleCall, IndirectCall, SliceCall
-from ..resolve import BUILTIN_FUNCTIONS, stdlib_internal
+from ..resolve import BUILTIN_FUNCTIONS, stdlib_internal, takes_caller
 from ..types import (BOOL, ERROR, HANDLE, I64, PRIMITIVES, STR, VOID, FnT, PromiseT, PtrT, SliceT, StructT, Type, TypeVar,
                      abi_of,
                      has_vars, is_scalar, substitute, unify)
@@ -34,6 +35,14 @@ def handle_kind(t: Type) -> str:
         abi = abi_of(t)
         return "retcon" if abi in RETCON_START else "task" if abi == "async" else "promise"
     return "handle" if t == HANDLE else ""
+
+
+def _written(params: list[Type], e: ast.Call) -> tuple[list[Type], Span | None]:
+    """The parameters a call writes arguments for, and where the call is when
+    the callee takes its caller (resolve.takes_caller: never written)."""
+    if takes_caller(params):
+        return params[:-1], e.span
+    return params, None
 
 
 class CallRules:
@@ -139,14 +148,15 @@ class CallRules:
             return ERROR
         subst = dict(zip(decl.generics, targs))
         inst = self.p.instantiate(decl, subst, targs, at=e.span)
-        self._check_args(e, decl.name, [t for _, t in inst.params], e.args, decl.varargs,
+        params, site = _written([t for _, t in inst.params], e)
+        self._check_args(e, decl.name, params, e.args, decl.varargs,
                          extern=decl.kind == "extern", checked=checked)
         if decl.kind == "intrinsic" and inst.ret is not ERROR \
                 and intrinsics.kind_of(inst.ret) not in intrinsics.ACCEPTS.get(decl.name, ()):
             if decl.name in intrinsics.ACCEPTS and \
                     intrinsics.well_formed(decl.name, decl.generics, decl.params, decl.ret):   # else its declaration is reported
                 self.r.error(M.intrinsic_type(decl.name, intrinsics.accepted(decl.name), inst.ret), e.span)
-        return inst.ret if self._call(e, DirectCall(inst)) else ERROR
+        return inst.ret if self._call(e, DirectCall(inst, site=site)) else ERROR
 
     def _infer_call(self, e: ast.Call, decl: ast.FnDecl, expected: Type | None) \
             -> tuple[tuple[Type, ...], list[Type]] | None:
@@ -155,6 +165,7 @@ class CallRules:
         here, once; `_check_args` then only matches it to its parameter."""
         tv = {g: TypeVar(g) for g in decl.generics}
         ptypes = [self.p.resolve_type(p.type, tv) for p in decl.params if not p.is_self]
+        ptypes, _ = _written(ptypes, e)
         if len(ptypes) != len(e.args):
             self.r.error(M.arity(decl.name, len(ptypes), len(e.args)), e.span)
             self._args_unchecked(e)
@@ -233,8 +244,9 @@ class CallRules:
             return ERROR
         if inst.self_mode == "ref":
             self._check_mut_receiver(callee.base, callee.name)
-        self._check_args(e, callee.name, [t for _, t in inst.params[1:]], e.args, checked=checked)
-        return inst.ret if self._call(e, DirectCall(inst, callee.base)) else ERROR
+        params, site = _written([t for _, t in inst.params[1:]], e)
+        self._check_args(e, callee.name, params, e.args, checked=checked)
+        return inst.ret if self._call(e, DirectCall(inst, callee.base, site)) else ERROR
 
     def _check_mut_receiver(self, base: ast.Expr, method: str) -> None:
         root = receiver_root(base, self.inst_types)

@@ -92,9 +92,13 @@ class CallEmission:
             recv = target.receiver
             args.append(self.place(recv) if fn.self_mode == "ref" else self.expr(recv))
             params = params[1:]
+        if target.site is not None:   # the callee's last parameter: where this call is
+            params = params[:-1]
         args += self.arguments(e.args, [t for _, t in params])
         for a in e.args[len(params):]:
             args.append(self.c_vararg(a))
+        if target.site is not None:
+            args.append(self.mg.caller_site(target.site, fn.params[-1][1].elem))
         return args
 
     def arguments(self, exprs, types: list[Type]) -> list[ir.Value]:

@@ -13,6 +13,7 @@ from ...common.paths import in_stdlib
 from ...frontend import ast
 from ...frontend.layout import is_aggregate
 from ...frontend.program import FnInstance, GlobalVar, HandleCall, LocalVar
+from ...frontend.resolve import takes_caller
 from ...frontend.types import ERROR, VOID, ArrayT, IntT, PtrT, SliceT, StructT, Type
 from .. import intrinsics
 from ..coro.base import LINK_NONE
@@ -127,7 +128,18 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
         """A panic's last arguments: its position, and the coroutine that
         continues when this one ends, which a backtrace shows (stdlib/rt.pc's `fail`)."""
         link, kind = self.body.backtrace_link() if self.body is not None else (ir.Constant(PTR, None), LINK_NONE)
-        return [self.mg.string(span.file.encode()), I32(span.line), I32(span.col), link, I32(kind)]
+        return self.panic_position(span) + [link, I32(kind)]
+
+    def panic_position(self, span) -> list[ir.Value]:
+        """A panic's file, line and column: its own, or in a function that
+        takes its caller (resolve.takes_caller) the call's, which that
+        parameter points to."""
+        if not takes_caller([t for _, t in self.inst.params]):
+            return [self.mg.string(span.file.encode()), I32(span.line), I32(span.col)]
+        var = self.inst.locals[self.inst.decl.params[-1]]
+        site = self.load(self.slot(var), var.type)
+        caller = self.mg.llvm(var.type.elem)
+        return [self.b.load(field_ptr(self.b, site, caller, i), typ=t) for i, t in enumerate((PTR, I32, I32))]
 
     def panic(self, message: bytes, span) -> None:
         self.b.call(self.mg.runtime("panic"), [self.mg.string(message)] + self.panic_site(span))

@@ -77,6 +77,7 @@ class ModuleGen:
         self.pending_specialisations: list[tuple[FnInstance, dict[int, FnInstance], ir.Function]] = []
         self.structs: dict[StructT, ir.Type] = {}
         self.strings: dict[bytes, ir.GlobalVariable] = {}
+        self.caller_sites: dict[tuple[str, int, int], ir.GlobalVariable] = {}
         self.globals: dict[int, ir.GlobalVariable] = {}
         self.wrappers: dict[tuple, ir.Function] = {}
         # function → the offset in its frame of the coroutine that continues
@@ -332,6 +333,19 @@ class ModuleGen:
         if data not in self.strings:
             self.strings[data] = global_string(self.module, data, f".str.{len(self.strings)}")
         return self.strings[data]
+
+    def caller_site(self, span, caller: StructT) -> ir.GlobalVariable:
+        """A call's position as the prelude's `__Caller`, for a callee that
+        takes its caller (resolve.takes_caller): one constant per position."""
+        key = (span.file, span.line, span.col)
+        if key not in self.caller_sites:
+            ty = self.llvm(caller)
+            site = ir.GlobalVariable(self.module, ty, f".caller.{len(self.caller_sites)}")
+            site.initializer = ir.Constant(ty, [self.string(span.file.encode()), I32(span.line), I32(span.col)])
+            site.global_constant, site.linkage, site.unnamed_addr = True, "private", True
+            site.type = PTR
+            self.caller_sites[key] = site
+        return self.caller_sites[key]
 
     def global_var(self, g: GlobalVar) -> ir.GlobalVariable:
         key = id(g)
