@@ -235,7 +235,7 @@ class OwnershipPass(ViewRules):
         if isinstance(s.expr, ast.Call) and isinstance(t, PromiseT) and abi_of(t) == "retcon_once":
             self.inst.elide_safe.add(id(s.expr))   # run to its end by the statement
         self.scopes.append(object())
-        self._declare(s)
+        self._declare_views(self._declare(s), s.expr)   # what it yields views what its call's arguments do
         self.block(s.body, new_scope=False)
         self._pop_scope()
 
@@ -454,6 +454,8 @@ class OwnershipPass(ViewRules):
             # the method reads its receiver after the arguments ran (by address, or
             # a copy taken before them): none of them may have moved part of it
             self._check_not_moved(receiver)
+            if not fn.is_extern:   # a method writes through its receiver's slices as through an argument's
+                self._pass_views(e, receiver, fn, 0)
         return True
 
     def _argument(self, a: ast.Expr, fn: FnInstance, index: int, call: ast.Expr) -> None:

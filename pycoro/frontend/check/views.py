@@ -80,8 +80,14 @@ class ViewRules:
             return frozenset({Origin("self", True, False, param=0)})
         return frozenset({Origin(ref.name, ref.mutable, True, ref)})
 
+    def _carries_views(self, t) -> bool:
+        """Whether a value of type t has origins: it holds a slice, or it is a
+        coroutine handle whose values may (`gen(xs)`'s values may be slices of
+        `xs`: what a consumer writes through them is written into `xs`)."""
+        return self.layouts.views(t) or (isinstance(t, PromiseT) and any(self.layouts.views(a) for a in t.args))
+
     def _declare_views(self, var: LocalVar | None, init: ast.Expr | None) -> None:
-        if var is None or not self.layouts.views(var.type):
+        if var is None or not self._carries_views(var.type):
             return
         if var.is_param:   # the caller's memory, through this parameter
             self.views[id(var)] = frozenset({Origin(var.name, True, False, param=var.param_index)})
