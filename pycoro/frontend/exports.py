@@ -188,7 +188,7 @@ def exports(program: CheckedProgram, texts: dict[str, str] | None = None) -> lis
         item = _generated_item(f.ret, program.layouts)
         params = tuple((n, _param_crossing(t, program.layouts)) for n, t in f.params)
         result = VOID if f.ret == VOID else _crossing(f.ret, program.layouts)
-        if all(t is not None for _, t in params) and (result is not None or item):
+        if all(t is not None for _, t in params) and (result is not None or item) and not _kept_slice(f):
             written = tuple(n for i, (n, t) in enumerate(f.params)
                             if isinstance(t, SliceT) and i in f.written_params | f.pointed_params)
             text = (texts or {}).get(d.span.file)
@@ -251,8 +251,20 @@ def _reason(d: ast.FnDecl, f: FnInstance | None, layouts: StructLayouts) -> str:
         if _param_crossing(t, layouts) is None:
             return (f"parameter `{name}: {t}` is {_kind_of(t, layouts)}: only scalars (`iN uN fN bool`), "
                     "structs of them and slices of scalars cross to Python and C")
+    kept = _kept_slice(f)
+    if kept is not None:
+        return (f"it may keep its slice `{kept}` after it returns (in a global, a spawned task, or through "
+                "a function value): a buffer is lent to it only for the call")
     return (f"its result `{f.ret}` is {_kind_of(f.ret, layouts, result=True)}: only a scalar, a struct of them, "
             "nothing, or a Generator or Stream of one of those crosses to Python and C")
+
+
+def _kept_slice(f: FnInstance) -> str | None:
+    """The first slice parameter `f` may keep beyond its call (check/views.py):
+    what a caller lends it (a Python buffer, C's memory) would be used after
+    the loan ends."""
+    return next((name for i, (name, t) in enumerate(f.params)
+                 if isinstance(t, SliceT) and i in f.escaping_params), None)
 
 
 def _callees(f: FnInstance):
