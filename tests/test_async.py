@@ -234,6 +234,8 @@ def test_a_zero_channel_panics_naming_itself(pycoro, tmp_path, operation, messag
      "send on a closed channel at {src}:4:11"),
     ("async fn main() {\n    let _ch = channel<i64>(0);\n}\n",
      "a channel's capacity must be at least 1 at {src}:2:15"),
+    ("async fn main() {\n    let ch = channel<i64>(2305843009213693952);\n    await ch.send(1);\n}\n",
+     "a channel's capacity is too large at {src}:2:14"),   # (its size in bytes wrapped to 0)
     ("struct Never {}\nimpl Never {\n    fn await_ready(mut self) -> bool { return false; }\n"
      "    fn await_suspend(mut self, _h: Handle) {}\n    fn await_resume(mut self) {}\n}\n"
      "fn stuck() -> Task<i64> { await Never {}; co_return 1; }\n"
