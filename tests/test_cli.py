@@ -779,3 +779,18 @@ def test_the_caret_counts_wide_characters_as_two_columns():
     text = render(Diagnostic("expected `i32`, found `f64`", Span("w.pc", 1, col, 1, col + 3)), sources=sources)
     caret = text.splitlines()[2]
     assert caret == " " * (col - 1 + 3) + "^~~"   # three characters, six columns
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
+    """`pycoro explain f.pc | head -1`: a closed pipe is not a compiler bug."""
+    gens = "".join(f"fn g{i}(n: i64) -> Generator<i64> {{ var i = 0; while i < n {{ yield i; i += 1; }} }}\n"
+                   for i in range(300))
+    loops = "".join(f"    for v in g{i}(2) {{ print(v); }}\n" for i in range(300))
+    src = tmp_path / "big.pc"
+    src.write_text(f"{gens}fn main() {{\n{loops}}}\n")
+    proc = subprocess.Popen([sys.executable, "-m", "pycoro", "explain", str(src)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline() == f"coroutines in {src} (-O2)\n".encode()
+    proc.stdout.close()   # explain's table is far larger than a pipe holds
+    assert proc.wait(timeout=120) == 0
+    assert proc.stderr.read() == b""

@@ -135,6 +135,12 @@ def _failed(err: Exception) -> int:
     if isinstance(err, RecursionError):
         print("error: program is nested too deeply for pycoro", file=sys.stderr)
         return EXIT_USER_ERROR
+    if isinstance(err, BrokenPipeError):
+        # the reader went away (`pycoro explain f.pc | head`): nothing more to
+        # say, as `build -o - | head` ends; Python's own flush at exit must not
+        # meet the closed pipe again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     # every other failure is ours
     print(f"internal compiler error: {type(err).__name__}: {err}", file=sys.stderr)
     if os.environ.get("PYCORO_TRACEBACK"):
