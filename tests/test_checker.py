@@ -102,6 +102,18 @@ def test_an_async_fn_called_outside_one_is_one_error_with_a_way_out():
          (38, message, "declare `async fn main()` to run the program as a task")]
 
 
+def test_an_async_method_called_bare_is_named_as_written():
+    diags = refused("async fn main() { let ch = channel<i64>(1); ch.send(1); }\n")
+    assert [d.message for d in diags] == \
+        ["`ch.send` is an `async fn`: call it with `await ch.send(…)` or start a task with `spawn ch.send(…)`"]
+
+
+def test_a_generic_stdlib_function_not_imported_gets_the_import_hint():
+    diags = refused("fn main() { let _ch = channel<i64>(1); }\n")
+    assert [(d.message, d.hint) for d in diags] == \
+        [("cannot find `channel` in this scope", '`channel` is in `std/async`: add `import "std/async";`')]
+
+
 def test_an_error_in_a_generic_body_says_which_instance_and_where_it_was_asked_for():
     source = """fn inner<T>(x: T) -> T { return x * 2; }
 fn outer<T>(x: T) -> T { return inner(x); }

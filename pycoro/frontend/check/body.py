@@ -49,7 +49,7 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
         if self.inst is not None:
             self.inst.calls[e] = target
         if isinstance(target, DirectCall) and suspends_task(target.fn) and e is not self.awaited:
-            name = target.fn.decl.name
+            name = _written_callee(e)
             if self.inst is None or self.inst.is_async:
                 self.r.error(M.async_not_awaited(name), e.span)
             else:   # neither `await` nor `spawn` is open to it: say what is
@@ -140,3 +140,14 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
         # void takes no space; operators and `print` refuse it like any other type.
         return self._set(e, getattr(self, f"expr_{type(e).__name__}")(e, expected))
 
+
+def _written_callee(e: ast.Call) -> str:
+    """How the program names what it calls, for a message (`ch.send`)."""
+    match e.callee:
+        case ast.Field(base=ast.Name(name=base), name=name):
+            return f"{base}.{name}"
+        case ast.Field(name=name):
+            return f"(…).{name}"
+        case ast.Name(name=name) | ast.GenericName(name=name):
+            return name
+    return "it"

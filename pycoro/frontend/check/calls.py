@@ -68,7 +68,8 @@ class CallRules:
         if isinstance(callee, ast.GenericName):
             decl = self.p.ns.decls.get(callee.name)
             if not isinstance(decl, ast.FnDecl):
-                self.r.error(M.unknown_name(callee.name), callee.span)
+                self.r.error(M.unknown_name(callee.name), callee.span,
+                             hint=self.p.ns.suggest(callee.name, self.local_names()))
                 self._args_unchecked(e)
                 return ERROR
             if self.internal(decl, callee.span):
