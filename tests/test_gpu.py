@@ -135,6 +135,23 @@ def test_a_frame_left_on_the_device_heap_is_an_error_naming_the_site(pycoro, tmp
     assert "malloc" in (tmp_path / "k.ptx").read_text()
 
 
+def test_a_stream_frame_bigger_than_its_buffer_is_an_error_naming_the_site(pycoro, tmp_path):
+    """LLVM's retcon lowering allocates a frame its buffer cannot hold: the
+    error says which, and why, where it had no position before."""
+    src = tmp_path / "k.pc"
+    src.write_text("fn big(n: i64) -> Stream<i64> {\n"
+                   "    var a: [i64; 32]; var i = 0;\n"
+                   "    while i < n { a[i % 32] = i; yield a[(i * 7) % 32]; i += 1; }\n}\n"
+                   "kernel fn k(out: ptr<i64>) { var s = 0; for v in big(out[1]) { s += v; } out[0] = s; }\n")
+    proc = _build(pycoro, src, tmp_path / "k.ptx")
+    assert proc.returncode == 1
+    lines = proc.stderr.splitlines()
+    assert lines[0] == (f"{src}:5:50: error: the frame of coroutine `big` (called in `k`) would come from the "
+                        "device heap: it takes 272 bytes, more than the 64-byte buffer of its promise")
+    assert lines[-1] == ("hint: keep less alive across its `yield`s, or give it a promise of your own with a "
+                         "bigger `abi retcon(N)`")
+
+
 def test_at_O0_a_kernel_that_makes_a_coroutine_is_told_to_optimise(pycoro, tmp_path):
     """Placing frames in local memory is CoroElide's, which -O0 does not run."""
     squares = next(p for p in GPU_EXAMPLES if p.name == "squares.pc")

@@ -314,16 +314,23 @@ class Compilation:
         naming each call site whose frame was not placed (LANGUAGE.md §8)."""
         if not _calls(str(module), "malloc"):
             return
-        _, sites = self.explain()
-        heap = [s for s in sites if not s.elided]
+        frames, sites = self.explain()
+        sizes = {f.coroutine: f.size or f.layout_size for f in frames}
         # placing a frame in its caller's is the optimiser's work (CoroElide): -O0 does none
         hint = "at -O0 no frame is placed in local memory: build with -O1 or more" if self.options.opt_level == 0 \
             else ("GPU frames must be provably temporary: consume the coroutine where it is created "
                   "(`for v in g(…)`, `await t(…)`), or build with --allow-device-heap")
-        raise CompileError([
+        # a returned-continuation frame bigger than its promise's buffer is
+        # allocated by LLVM's retcon lowering wherever the buffer is
+        overflowing = [Diagnostic(
+            f"the frame of coroutine `{s.callee}` (called in `{s.caller}`) would come from the device heap: "
+            f"it takes {sizes.get(s.callee)} bytes, more than the {s.buffer}-byte buffer of its promise",
+            s.span, hint="keep less alive across its `yield`s, or give it a promise of your own with a bigger "
+                         "`abi retcon(N)`") for s in sites if s.overflows]
+        raise CompileError(overflowing + [
             Diagnostic(f"the frame of coroutine `{s.callee}` (called in `{s.caller}`) would come "
                        "from the device heap: it could not be placed in the thread's local memory",
-                       s.span, hint=hint) for s in heap] or
+                       s.span, hint=hint) for s in sites if not s.elided] or
             [Diagnostic("a coroutine frame would come from the device heap", None,
                         hint="build with --allow-device-heap to accept it")], self.sources)
 
