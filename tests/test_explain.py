@@ -83,3 +83,20 @@ def test_a_task_awaited_in_place_makes_no_frame_and_its_calls_live_where_it_runs
             in proc.stdout)
     # the loop's generator in the copy of sum_evens's body that main_task runs
     assert "prog.pc:5:14  main_task  evens      elided: lives in main_task's stack frame" in proc.stdout
+
+
+def test_a_yield_from_of_another_type_leaves_a_pipeline_in_its_callers_frame(pycoro, tmp_path):
+    """Only a `yield from` between Generator<T>s makes a Generator<T>'s next()
+    look for the innermost generator of a tree: one over i32 elsewhere does
+    not keep a pipeline of Generator<i64>s from folding (it did, program-wide)."""
+    src = tmp_path / "prog.pc"
+    src.write_text('import "std/iter";\n'
+                   "fn sq(x: i64) -> i64 { return x * x; }\n"
+                   "fn inner(n: i32) -> Generator<i32> { var i: i32 = 0; while i < n { yield i; i += 1; } }\n"
+                   "fn outer(n: i32) -> Generator<i32> { yield from inner(n); }\n"
+                   "fn main() { print(sum(take(map(range(0, 100), sq), 3))); for v in outer(2) { print(v); } }\n")
+    proc = pycoro("explain", src)
+    assert proc.returncode == 0, proc.stderr
+    for callee, col in (("range", 32), ("map<i64, i64>", 28)):
+        row = next(line for line in proc.stdout.splitlines() if f"prog.pc:5:{col} " in line)
+        assert row.split()[2:] == [*callee.split(), "elided:", "lives", "in", "main's", "stack", "frame"], row

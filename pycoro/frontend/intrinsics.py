@@ -41,7 +41,8 @@ SUSPENDING = frozenset({"__park"})   # awaited, like an async fn
 KEEPS = {"__put": frozenset({1})}
 
 # Facts about the whole program that the prelude tests (`intrinsic fn
-# __has_yield_from() -> bool;`), constants once the program is checked.
+# __has_yield_from<T>(item: ptr<T>) -> bool;`: a `yield from` between
+# Generator<T>s), constants once the program is checked.
 # Lowered by middle/irgen/.
 FACTS = frozenset({"__has_yield_from"})
 

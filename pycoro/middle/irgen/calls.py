@@ -53,7 +53,7 @@ class CallEmission:
         if fn.decl.kind == "intrinsic" and fn.decl.name in RUNTIME_INTRINSICS:   # std/async
             return async_.intrinsic(self, fn, self.arguments(e.args, [t for _, t in fn.params]))
         if fn.decl.kind == "intrinsic" and fn.decl.name in FACTS:   # the prelude's
-            return I1(int(self.mg.facts[fn.decl.name]))
+            return I1(int(self.mg.fact(fn)))
         if fn.decl.kind == "intrinsic" and fn.decl.name in LINKED:   # the runtime's
             return self.mg.linked_data(fn.decl.name)
         if fn.decl.kind == "intrinsic":   # std/math

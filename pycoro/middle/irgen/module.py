@@ -103,12 +103,29 @@ class ModuleGen:
             data.linkage, data.storage_class = "external", "hidden"   # llvmlite prints visibility there
         return data
 
+    def fact(self, fn: FnInstance) -> bool:
+        """The value of a prelude `intrinsic fn` that states a fact about the
+        program (frontend/intrinsics.py's FACTS): `__has_yield_from<T>(null)`,
+        whether any `yield from` delegates between Generator<T>s. Only those
+        make a Generator<T>'s `active` non-null; where none does, its `next()`
+        is its own resume, and a pipeline of them folds into one loop (a
+        `yield from` of another T elsewhere in the program does not stop it)."""
+        item = fn.params[0][1].elem
+        return self.delegated is None or item in self.delegated
+
     @functools.cached_property
-    def facts(self) -> dict[str, bool]:
-        """The values of the prelude's `intrinsic fn`s that state facts about the
-        program (frontend/intrinsics.py's FACTS)."""
-        return {"__has_yield_from": any(isinstance(node, ast.YieldFrom)
-                                        for inst in self.p.functions for node in inst.hooks)}
+    def delegated(self) -> frozenset[Type] | None:
+        """The T of each Generator<T> a `yield from` delegates from or to (None:
+        one of another promise, whose hooks may do anything with a Generator)."""
+        found = set()
+        for inst in self.p.functions:
+            for node in inst.hooks:
+                if isinstance(node, ast.YieldFrom):
+                    for t in (inst.ret, inst.types.get(node.value)):
+                        if not (isinstance(t, PromiseT) and t.decl.name == "Generator" and in_stdlib(t.decl.span.file)):
+                            return None
+                        found.add(t.args[0])
+        return frozenset(found)
 
     # ---- types
     def llvm(self, t: Type) -> ir.Type:
