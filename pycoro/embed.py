@@ -108,70 +108,92 @@ PanicError.__module__ = "pycoro"   # met as pycoro.PanicError
 
 
 class Module:
+    """A compiled program as Python sees it: each exported function is an
+    attribute, and in `functions`. The module's own attributes are few and
+    fixed (`functions`, `_exports`, `_unexported`, `_from_cache`, `_runtime`,
+    `_functions`); what the compiled code needs is in `_runtime`, which no
+    PyCoro name can reach. An export with one of those names is only in
+    `functions` (it used to replace the attribute, and a call then crashed)."""
+
+    __slots__ = ("_runtime", "_exports", "_unexported", "_from_cache", "_functions", "__dict__")
+
     def __init__(self, compilation: Compilation, cache: bool = True):
         found, code, self._from_cache = compilation.export_object(use_cache=cache)
-        self._exports = {e.name: e for e in found}
         self._unexported = compilation.unexported
-        self._loaded = jit.Loaded.from_object(code, targets.native_machine(compilation.options.opt_level, jit=True))
-        try_type = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
-        # calls that may fault also catch faults (exports.may_fault), at a few system calls per call
-        self._try = {False: try_type(self._address("__pc_try")), True: try_type(self._address("__pc_try_faults"))}
-        self._panic_message = ctypes.PYFUNCTYPE(ctypes.c_char_p)(self._address("__pc_panic_message"))
+        self._exports = {e.name: e for e in found}
         self.__name__ = compilation.display
-        self._native = NATIVE and cpython.AVAILABLE
-        self._kept: list = []   # what the native code points at: method definitions, the API's objects
-        self._collect_types: dict[str, type] = {}
-        if self._native:
-            self._init_native()
-        for e in self._exports.values():
-            setattr(self, e.name, _function(self, e))
-
-    def _init_native(self) -> None:
-        """Tell the native entry points (python_entries.py) what they call and
-        compare with: the objects stay alive as long as this module."""
-        hooks = [_flush_python, self._raise_panic, _generator_ended, _generator_panicked]
-        self._kept += hooks
-        api = _PyApi(*map(id, (int, float, True, False, None)), *map(id, hooks),
-                     *(self._address(f) for f in python_entries.API_RUNTIME.values()),
-                     *(_c_function(name) for name in python_entries.API_FUNCTIONS))
-        ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(self._address("__py_init"))(ctypes.addressof(api))
-
-    def _collect_context(self, e: Export) -> type:
-        """The ctypes struct `__py_collect_NAME` takes (python_entries): the
-        arguments as the create wrapper takes them, then the buffer."""
-        found = self._collect_types.get(e.name)
-        if found is None:
-            fields = _argument_fields(e) + [("buf", ctypes.c_void_p), ("cap", ctypes.c_int64), ("n", ctypes.c_int64)]
-            found = self._collect_types[e.name] = type(f"Collect_{e.name}", (ctypes.Structure,), {"_fields_": fields})
-        return found
-
-    def _raise_panic(self) -> None:
-        raise PanicError(self._panic_message().decode(errors="replace"))
-
-    def _address(self, symbol: str) -> int:
-        return self._loaded.address(f"pc.{symbol}")
-
-    def _guarded(self, wrapper: int, context: int | None, faults: bool = True) -> None:
-        """Call `wrapper(context)` through the runtime's `__pc_try`: a panic in
-        it comes back here, and is raised as a PanicError (with `faults`, a
-        fault too: a stack overflow, a bad pointer)."""
-        if self._try[faults](wrapper, context):
-            self._raise_panic()
+        self._runtime = Runtime(code, compilation.options.opt_level)
+        self._functions = {e.name: _function(self._runtime, e, self.__name__) for e in found}
+        for name, function in self._functions.items():
+            if not hasattr(Module, name):
+                self.__dict__[name] = function
 
     @property
     def functions(self) -> dict:
         """The exported functions by name (what `%%pycoro` puts in a notebook)."""
-        return {name: getattr(self, name) for name in self._exports}
+        return dict(self._functions)
 
     def __getattr__(self, name: str):
         # only for names that are not attributes: a function that is not exported says why
-        why = self.__dict__.get("_unexported", {}).get(name)
+        if name in Module.__slots__:   # not set: __init__ failed before it
+            raise AttributeError(name)
+        why = self._unexported.get(name)
         if why is None:
             raise AttributeError(f"pycoro module {self.__dict__.get('__name__', '?')!r} has no function {name!r}")
         raise AttributeError(f"{name!r} cannot be called from Python: {why}")
 
     def __repr__(self) -> str:
         return f"<pycoro module {self.__name__!r}: {', '.join(self._exports) or 'no exports'}>"
+
+
+class Runtime:
+    """The compiled code of a module, loaded, and what calls into it need:
+    the runtime's `__pc_try`, and what the native entry points point at.
+    Functions and generators hold it, which keeps the code loaded."""
+
+    def __init__(self, code: bytes, opt_level: int):
+        self.loaded = jit.Loaded.from_object(code, targets.native_machine(opt_level, jit=True))
+        try_type = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
+        # calls that may fault also catch faults (exports.may_fault), at a few system calls per call
+        self.try_ = {False: try_type(self.address("__pc_try")), True: try_type(self.address("__pc_try_faults"))}
+        self.panic_message = ctypes.PYFUNCTYPE(ctypes.c_char_p)(self.address("__pc_panic_message"))
+        self.native = NATIVE and cpython.AVAILABLE
+        self.kept: list = []   # what the native code points at: method definitions, the API's objects
+        self.collect_types: dict[str, type] = {}
+        if self.native:
+            self._init_native()
+
+    def _init_native(self) -> None:
+        """Tell the native entry points (python_entries.py) what they call and
+        compare with: the objects stay alive as long as this runtime."""
+        hooks = [_flush_python, self.raise_panic, _generator_ended, _generator_panicked]
+        self.kept += hooks
+        api = _PyApi(*map(id, (int, float, True, False, None)), *map(id, hooks),
+                     *(self.address(f) for f in python_entries.API_RUNTIME.values()),
+                     *(_c_function(name) for name in python_entries.API_FUNCTIONS))
+        ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(self.address("__py_init"))(ctypes.addressof(api))
+
+    def collect_context(self, e: Export) -> type:
+        """The ctypes struct `__py_collect_NAME` takes (python_entries): the
+        arguments as the create wrapper takes them, then the buffer."""
+        found = self.collect_types.get(e.name)
+        if found is None:
+            fields = _argument_fields(e) + [("buf", ctypes.c_void_p), ("cap", ctypes.c_int64), ("n", ctypes.c_int64)]
+            found = self.collect_types[e.name] = type(f"Collect_{e.name}", (ctypes.Structure,), {"_fields_": fields})
+        return found
+
+    def raise_panic(self) -> None:
+        raise PanicError(self.panic_message().decode(errors="replace"))
+
+    def address(self, symbol: str) -> int:
+        return self.loaded.address(f"pc.{symbol}")
+
+    def guarded(self, wrapper: int, context: int | None, faults: bool = True) -> None:
+        """Call `wrapper(context)` through the runtime's `__pc_try`: a panic in
+        it comes back here, and is raised as a PanicError (with `faults`, a
+        fault too: a stack overflow, a bad pointer)."""
+        if self.try_[faults](wrapper, context):
+            self.raise_panic()
 
 
 def _check_args(e: Export, args: tuple) -> tuple[list, list["Buffer"]]:
@@ -399,7 +421,7 @@ def _bind(e: Export, signature: inspect.Signature, args: tuple, keywords: dict) 
         raise TypeError(f"{e.signature}: {err}") from None
 
 
-def _function(module: Module, e: Export):
+def _function(runtime: Runtime, e: Export, module_name: str):
     signature = _signature(e)
     if e.item is None:
         fields = _argument_fields(e)
@@ -407,7 +429,7 @@ def _function(module: Module, e: Export):
             fields += _c_fields("result", e.result)
         # the arguments and the result travel in a struct (exports.guarded_source)
         context_type = type(f"Call_{e.name}", (ctypes.Structure,), {"_fields_": fields}) if fields else None
-        wrapper = module._address(f"__export_try_{e.name}")
+        wrapper = runtime.address(f"__export_try_{e.name}")
         convert = bool if e.result == BOOL else None
 
         def call(*args, **keywords):
@@ -416,7 +438,7 @@ def _function(module: Module, e: Export):
             if e.output:
                 _flush_python()
             try:
-                module._guarded(wrapper, ctypes.addressof(context) if context is not None else None, e.faults)
+                runtime.guarded(wrapper, ctypes.addressof(context) if context is not None else None, e.faults)
             finally:
                 _release(held)
                 if e.output:
@@ -430,11 +452,11 @@ def _function(module: Module, e: Export):
         # the create wrapper takes a struct by address (pycoro's convention for aggregates)
         argtypes = [ctypes.c_void_p if isinstance(t, ExportStruct) else c
                     for _, t in e.params for _, c in _c_fields("", t)]
-        create = ctypes.PYFUNCTYPE(ctypes.c_void_p, *argtypes)(module._address(f"__export_{e.name}"))
-        fill = module._address(f"__export_try_fill_{e.name}")
-        destroy = module._address(f"__export_try_destroy_{e.name}")
+        create = ctypes.PYFUNCTYPE(ctypes.c_void_p, *argtypes)(runtime.address(f"__export_{e.name}"))
+        fill = runtime.address(f"__export_try_fill_{e.name}")
+        destroy = runtime.address(f"__export_try_destroy_{e.name}")
         code = e.item if isinstance(e.item, ExportStruct) else _ARRAY_CODES[str(e.item)]
-        generator_class = native_generator_type(module, e) if module._native and python_entries.native_step(e) \
+        generator_class = native_generator_type(runtime, e) if runtime.native and python_entries.native_step(e) \
             else GeneratorObject
 
         def call(*args, **keywords):
@@ -445,16 +467,16 @@ def _function(module: Module, e: Export):
                 _release(held)
                 raise
             # the generator keeps the buffers (and their objects) until its frame is destroyed
-            return generator_class(module, e, frame, fill, destroy, code, held, values)
+            return generator_class(runtime, e, frame, fill, destroy, code, held, values)
     function = Function(call)
-    if module._native and python_entries.native_call(e):
+    if runtime.native and python_entries.native_call(e):
         # the native entry converts exact ints, floats and bools itself; `call` does the rest, and says what is wrong
-        function = Function(cpython.builtin_function(e.name, module._address(f"__py_call_{e.name}"), call,
-                                                     module._kept))
+        function = Function(cpython.builtin_function(e.name, runtime.address(f"__py_call_{e.name}"), call,
+                                                     runtime.kept))
     function.__name__ = function.__qualname__ = e.name
     function.__doc__ = f"{e.signature}\n\n{e.doc}" if e.doc else e.signature
     function.__signature__ = signature
-    function.__module__ = module.__name__
+    function.__module__ = module_name
     function._export = e
     return function
 
@@ -503,9 +525,9 @@ class GeneratorObject:
     ahead; a generator of scalars gets a subclass whose `__next__` is native
     (NativeSteps)."""
 
-    def __init__(self, module: Module, export: Export, frame: int, fill: int, destroy: int, code: str,
+    def __init__(self, runtime: Runtime, export: Export, frame: int, fill: int, destroy: int, code: str,
                  held: list[Buffer] = (), arguments: list = ()):
-        self._module = module                # keeps the compiled code alive
+        self._runtime = runtime              # keeps the compiled code loaded
         self._export = export
         self._arguments = arguments          # as the create wrapper took them (to_numpy may make it again)
         self._slot = ctypes.c_void_p(frame)  # the owning handle: the frame's address
@@ -513,7 +535,7 @@ class GeneratorObject:
         self._fill, self._closed = fill, False
         self._as_bool = export.item == BOOL
         # Destroying the frame must not wait for this object's __del__ ordering.
-        self._finalizer = weakref.finalize(self, _destroy_frame, destroy, self._slot, module, list(held))
+        self._finalizer = weakref.finalize(self, _destroy_frame, destroy, self._slot, runtime, list(held))
         self._items = None
 
     def _new_buffer(self, cap: int):
@@ -556,7 +578,7 @@ class GeneratorObject:
     def _run_fill(self, context: "_Fill") -> None:
         """One native call of the fill wrapper with `context`."""
         try:
-            self._module._guarded(self._fill, ctypes.addressof(context), self._export.faults)
+            self._runtime.guarded(self._fill, ctypes.addressof(context), self._export.faults)
         except PanicError:
             self._abandon()
             raise
@@ -659,9 +681,9 @@ class GeneratorObject:
         """The collect into `cap` values at `address`: how many, or -1 (more).
         A panic finishes the generator."""
         e = self._export
-        context = self._module._collect_context(e)(*self._arguments, address, cap, 0)
+        context = self._runtime.collect_context(e)(*self._arguments, address, cap, 0)
         try:
-            self._module._guarded(self._module._address(f"__py_collect_{e.name}"), ctypes.addressof(context),
+            self._runtime.guarded(self._runtime.address(f"__py_collect_{e.name}"), ctypes.addressof(context),
                                   e.faults)
         except BaseException:
             self._finalizer()
@@ -713,7 +735,7 @@ class NativeSteps(GeneratorObject):
 
     def _panicked(self):
         try:
-            self._module._raise_panic()
+            self._runtime.raise_panic()
         except PanicError as panic:
             self._pending = panic
         self._abandon()
@@ -736,11 +758,11 @@ class NativeSteps(GeneratorObject):
         super().close()
 
 
-def native_generator_type(module: Module, e: Export) -> type:
+def native_generator_type(runtime: Runtime, e: Export) -> type:
     """The Python class of generator `e`'s objects: its native step as
     `__next__`, the rest NativeSteps'."""
     values = 1 if e.lockstep else python_entries.RUN_AHEAD
-    base = cpython.iterator_type(f"steps_{e.name}", module._address(f"__py_next_{e.name}"),
+    base = cpython.iterator_type(f"steps_{e.name}", runtime.address(f"__py_next_{e.name}"),
                                  list(python_entries.GENERATOR_FIELDS), values * _item_size(e.item))
     return type(f"generator_{e.name}", (base, NativeSteps), {"__module__": "pycoro"})
 
@@ -779,12 +801,12 @@ class _PyApi(ctypes.Structure):
 NATIVE = True
 
 
-def _destroy_frame(destroy: int, slot: ctypes.c_void_p, module: Module, held: list[Buffer] = ()) -> None:
+def _destroy_frame(destroy: int, slot: ctypes.c_void_p, runtime: Runtime, held: list[Buffer] = ()) -> None:
     try:
         if slot.value:
             _flush_python()
             try:
-                module._guarded(destroy, ctypes.addressof(slot))   # runs pending defers, which may print (or panic)
+                runtime.guarded(destroy, ctypes.addressof(slot))   # runs pending defers, which may print (or panic)
             finally:
                 _flush_c()
                 slot.value = 0

@@ -454,7 +454,7 @@ def test_a_caught_panic_gives_back_the_native_levels_of_the_loops_it_left():
     frame, and abandons none. (It used to keep the count of the abandoned
     loop: every later call made its generators from the start.)"""
     module = pycoro.compile(LEVELS, name="levels.pc")
-    live_frames = ctypes.CFUNCTYPE(ctypes.c_int64)(module._address("__pc_live_frames"))
+    live_frames = ctypes.CFUNCTYPE(ctypes.c_int64)(module._runtime.address("__pc_live_frames"))
     with pytest.raises(pycoro.PanicError, match=r"^found at levels\.pc:9:37$"):
         module.until(700, 1)
     abandoned = live_frames()
@@ -713,3 +713,50 @@ def test_the_package_lists_what_it_imports_on_first_use():
         assert name in dir(pycoro)
     assert pycoro.CompileError is diagnostics.CompileError and repr(pycoro.CompileError) == "<class 'pycoro.CompileError'>"
     assert type(pickle.loads(pickle.dumps(pycoro.CompileError([])))) is pycoro.CompileError
+
+
+# ---- misuse from Python: an exception, never a crash of the interpreter
+
+def in_another_python(code: str, embedding: str) -> str:
+    """What `code` prints, run by another Python with this embedding (native
+    entry points or Python wrappers alone), so that a crash fails the test
+    instead of ending pytest."""
+    import subprocess
+    import sys
+    setup = f"import pycoro, pycoro.embed\npycoro.embed.NATIVE = {embedding == 'native'}\n"
+    proc = subprocess.run([sys.executable, "-c", setup + code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+# named as the module's own attributes are, or as its internals were
+CLASHING = ("functions", "_exports", "_unexported", "_from_cache", "_runtime", "_functions",
+            "_loaded", "_kept", "_try", "_guarded", "_address", "_collect_context", "_collect_types",
+            "_raise_panic", "_native", "_init_native")
+NAMED_AS_THE_MODULE = """
+import gc
+names = NAMES
+source = "fn add(a: i64, b: i64) -> i64 { return a + b; }\\n" \\
+         "fn squares(n: i64) -> Generator<i64> { for i in 0..n { yield i * i; } }\\n" + \\
+         "".join(f"fn {name}() -> i64 {{ return {i}; }}\\n" for i, name in enumerate(names))
+mod = pycoro.compile(source)
+gc.collect()
+print(mod.add(1, 2), list(mod.squares(3)), mod.squares(3).to_numpy().tolist())
+print([mod.functions[name]() for name in names])
+print([name for name in names if callable(getattr(mod, name, None))])
+print(type(mod.functions).__name__, type(mod._exports).__name__, type(mod._from_cache).__name__)
+"""
+
+
+def test_an_export_named_as_the_modules_own_attributes_breaks_nothing(embedding):
+    """An export used to be set as an attribute over the module's internals
+    (`_loaded`, `_try`, …): a call then crashed the interpreter. The
+    internals are out of reach now; an export named as one of the module's
+    few own attributes is only in `functions`, any other is an attribute too."""
+    out = in_another_python(NAMED_AS_THE_MODULE.replace("NAMES", repr(CLASHING)), embedding)
+    assert out.splitlines() == [
+        "3 [0, 1, 4] [0, 1, 4]",
+        str(list(range(len(CLASHING)))),
+        str([name for name in CLASHING if name not in pycoro.embed.Module.__slots__ + ("functions",)]),
+        "dict dict bool",
+    ]
