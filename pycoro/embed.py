@@ -522,8 +522,9 @@ class GeneratorObject:
     A panic while it runs is raised as a PanicError, and finishes it.
 
     This class steps the frame through ctypes, in batches where it may run
-    ahead; a generator of scalars gets a subclass whose `__next__` is native
-    (NativeSteps)."""
+    ahead, and hands out a batch's values one at a time (it is its own
+    iterator, as Python's generators are); a generator of scalars gets a
+    subclass whose `__next__` is native (NativeSteps)."""
 
     def __init__(self, runtime: Runtime, export: Export, frame: int, fill: int, destroy: int, code: str,
                  held: list[Buffer] = (), arguments: list = ()):
@@ -536,7 +537,9 @@ class GeneratorObject:
         self._as_bool = export.item == BOOL
         # Destroying the frame must not wait for this object's __del__ ordering.
         self._finalizer = weakref.finalize(self, _destroy_frame, destroy, self._slot, runtime, list(held))
-        self._items = None
+        self._pending = None      # a panic to raise once the values made before it are handed out
+        self._ready = iter(())    # the values of the last batch not handed out yet
+        self._sizes = None        # the sizes of the batches to come (then a buffer and a context), from the first
 
     def _new_buffer(self, cap: int):
         """Where a batch of values comes back: an array.array of scalars (slicing
@@ -545,35 +548,36 @@ class GeneratorObject:
             return (struct_ctype(self._code) * cap)()
         return array.array(self._code, bytes(array.array(self._code).itemsize * cap))
 
-    def _batches(self):
-        effects = self._export.output
-        buf = self._new_buffer(0)
-        context = _Fill(ctypes.addressof(self._slot), 0, 0, 0)
-        for cap in batch_sizes(self._export):
-            if len(buf) < cap:
-                buf = self._new_buffer(cap)
-            context.buf, context.cap = ctypes.addressof(buf) if isinstance(buf, ctypes.Array) else buf.buffer_info()[0], cap
-            if self._closed:
-                raise ValueError(f"{self._export.name}: generator used after close()")
-            if not self._slot.value:   # finished another way (to_numpy drained it)
-                return
-            if effects:
-                _flush_python()
-            try:
-                self._run_fill(context)
-            except PanicError:
-                if context.n:   # the values it made before, then the panic
-                    yield self._values(buf, context.n)
-                raise
-            finally:
-                if effects:
-                    _flush_c()
-            n = context.n
-            if n:
-                yield self._values(buf, n)
-            if n < cap:
-                self._finalizer()   # exhausted: destroy the frame now (not `closed`: next() says StopIteration)
-                return
+    def _next_batch(self):
+        """The first value of the next batch: the frame run for up to a batch
+        of values (with both stdouts flushed around it, if it may print)."""
+        self._check_open()
+        self._raise_pending()
+        if not self._slot.value:   # exhausted, or finished another way (a panic, to_numpy drained it)
+            raise StopIteration
+        if self._sizes is None:
+            self._sizes, self._buffer = batch_sizes(self._export), self._new_buffer(0)
+            self._context = _Fill(ctypes.addressof(self._slot), 0, 0, 0)
+        cap, context = next(self._sizes), self._context
+        if len(self._buffer) < cap:
+            self._buffer = self._new_buffer(cap)
+        buf = self._buffer
+        context.buf = ctypes.addressof(buf) if isinstance(buf, ctypes.Array) else buf.buffer_info()[0]
+        context.cap = cap
+        output = self._export.output
+        if output:
+            _flush_python()
+        try:
+            self._run_fill(context)
+        except PanicError as panic:   # raised after the values made before it
+            self._pending = panic
+        finally:
+            if output:
+                _flush_c()
+        if context.n < cap and self._slot.value:
+            self._finalizer()   # exhausted: destroy the frame now (not `closed`: next() says StopIteration)
+        self._ready = iter(self._values(buf, context.n))
+        return next(self)
 
     def _run_fill(self, context: "_Fill") -> None:
         """One native call of the fill wrapper with `context`."""
@@ -599,14 +603,19 @@ class GeneratorObject:
         if self._closed:
             raise ValueError(f"{self._export.name}: generator used after close()")
 
+    def _raise_pending(self) -> None:
+        if self._pending is not None:
+            panic, self._pending = self._pending, None
+            raise panic
+
     def __iter__(self):
         self._check_open()
-        if self._items is None:   # iteration drains batches in C (itertools.chain), one native call per batch
-            self._items = itertools.chain.from_iterable(self._batches())
-        return self._items
+        return self
 
     def __next__(self):
-        return next(iter(self))
+        for value in self._ready:
+            return value
+        return self._next_batch()
 
     def to_numpy(self):
         """The generator's remaining values as a NumPy array of its item's dtype.
@@ -618,7 +627,7 @@ class GeneratorObject:
         if isinstance(item, ExportStruct):
             return np.array(list(self), dtype=object)
         dtype = np.dtype(_numpy_dtype(item))
-        if self._export.effects or self._items is not None or self._closed:
+        if self._export.effects or self._sizes is not None or self._closed:
             return np.fromiter(self, dtype)
         if self._untouched() and python_entries.native_collect(self._export):
             collected = self._collect(dtype)
@@ -647,7 +656,7 @@ class GeneratorObject:
 
     def _untouched(self) -> bool:
         """Whether the frame is there and has never run."""
-        return self._items is None and bool(self._slot.value)
+        return self._sizes is None and bool(self._slot.value)
 
     def _collect(self, dtype):
         """All the values, from a generator made again from the arguments and
@@ -694,6 +703,7 @@ class GeneratorObject:
         """Destroy the frame (running its pending defers). Closing twice is allowed."""
         if not self._closed:
             self._closed = True
+            self._ready = iter(())   # values made ahead are dropped with the frame
             self._finalizer()
 
     def __enter__(self):
@@ -719,11 +729,6 @@ class NativeSteps(GeneratorObject):
         super().__init__(*args, **keywords)
         self._slot_address = ctypes.addressof(self._slot)
         self._ask = 1 if self._export.lockstep else python_entries.FIRST_RUN_AHEAD
-        self._pending = None   # a panic to raise once the values made before it are handed out
-
-    def __iter__(self):
-        self._check_open()
-        return self
 
     def _ended(self):
         """The buffer is empty and the frame gone (closed, panicked) or just
@@ -739,11 +744,6 @@ class NativeSteps(GeneratorObject):
         except PanicError as panic:
             self._pending = panic
         self._abandon()
-
-    def _raise_pending(self) -> None:
-        if self._pending is not None:
-            panic, self._pending = self._pending, None
-            raise panic
 
     def _run_ahead(self) -> list:
         values = [next(self) for _ in range(self._count - self._index)]

@@ -678,6 +678,21 @@ def test_structs_cross_as_named_tuples(cache, capfd):
         mod.norm2(("a", 1.0))
 
 
+
+def test_a_generator_of_structs_is_its_own_iterator():
+    """As a Python generator is (`iter(g) is g`); it used to hand out an
+    itertools.chain over its batches, which went on yielding the values
+    fetched ahead after close()."""
+    mod = pycoro.compile("struct S { a: i16 }\n"
+                         "fn g(n: i64) -> Generator<S> { for i in 0..n { yield S { a: i as i16 }; } }\n")
+    g = mod.g(100)
+    assert iter(g) is g and next(g) == (0,) and next(g).a == 1
+    g.close()
+    for use in (next, iter, list):
+        with pytest.raises(ValueError, match=r"^g: generator used after close\(\)$"):
+            use(g)
+    assert list(mod.g(50)) == [(i,) for i in range(50)]   # batches of 16, then 32, then the end
+
 def test_a_program_may_name_things_as_the_wrappers_do(embedding, tmp_path, pycoro):
     """The export wrappers name their own things with `__` (exports.positional):
     a function called `c` or `n`, a generator called `buf`, a parameter named
