@@ -25,6 +25,7 @@ import itertools
 import numbers
 import operator
 import sys
+import threading
 import warnings
 import weakref
 from pathlib import Path
@@ -160,13 +161,14 @@ class Runtime:
         self.native = NATIVE and cpython.AVAILABLE
         self.kept: list = []   # what the native code points at: method definitions, the API's objects
         self.collect_types: dict[str, type] = {}
+        self.claim = None   # python_entries' `claim(gen)`, made with the first native generator type
         if self.native:
             self._init_native()
 
     def _init_native(self) -> None:
         """Tell the native entry points (python_entries.py) what they call and
         compare with: the objects stay alive as long as this runtime."""
-        hooks = [_flush_python, self.raise_panic, _generator_ended, _generator_panicked]
+        hooks = [_flush_python, self.raise_panic, _generator_ended, _generator_panicked, _generator_executing]
         self.kept += hooks
         api = _PyApi(*map(id, (int, float, True, False, None)), *map(id, hooks),
                      *(self.address(f) for f in python_entries.API_RUNTIME.values()),
@@ -519,7 +521,11 @@ class GeneratorObject:
     """A PyCoro generator as a Python iterator and context manager: `close()`
     (or leaving a `with`, exhaustion, garbage collection) destroys its frame,
     running its pending `defer`s; using it after `close()` raises ValueError.
-    A panic while it runs is raised as a PanicError, and finishes it.
+    A panic while it runs is raised as a PanicError, and finishes it. As a
+    Python generator, one that is executing (a step, a close) can be neither
+    stepped nor closed (ValueError) by the Python code that runs meanwhile
+    (flushing stdout runs Python code, which may call back, or let another
+    thread in): each claims it first.
 
     This class steps the frame through ctypes, in batches where it may run
     ahead, and hands out a batch's values one at a time (it is its own
@@ -540,6 +546,7 @@ class GeneratorObject:
         self._pending = None      # a panic to raise once the values made before it are handed out
         self._ready = iter(())    # the values of the last batch not handed out yet
         self._sizes = None        # the sizes of the batches to come (then a buffer and a context), from the first
+        self._executing = threading.Lock()
 
     def _new_buffer(self, cap: int):
         """Where a batch of values comes back: an array.array of scalars (slicing
@@ -550,7 +557,16 @@ class GeneratorObject:
 
     def _next_batch(self):
         """The first value of the next batch: the frame run for up to a batch
-        of values (with both stdouts flushed around it, if it may print)."""
+        of values."""
+        self._claim()
+        try:
+            values = self._batch()
+        finally:
+            self._unclaim()
+        self._ready = iter(values)
+        return next(self)
+
+    def _batch(self) -> list:
         self._check_open()
         self._raise_pending()
         if not self._slot.value:   # exhausted, or finished another way (a panic, to_numpy drained it)
@@ -576,8 +592,7 @@ class GeneratorObject:
                 _flush_c()
         if context.n < cap and self._slot.value:
             self._finalizer()   # exhausted: destroy the frame now (not `closed`: next() says StopIteration)
-        self._ready = iter(self._values(buf, context.n))
-        return next(self)
+        return self._values(buf, context.n)
 
     def _run_fill(self, context: "_Fill") -> None:
         """One native call of the fill wrapper with `context`."""
@@ -598,6 +613,15 @@ class GeneratorObject:
         if isinstance(self._code, ExportStruct):
             return [struct_result(self._code, buf[i]) for i in range(n)]
         return [bool(v) for v in buf[:n]] if self._as_bool else buf[:n]
+
+    def _claim(self) -> None:
+        """Mark the generator executing, if it is not already (ValueError):
+        what Python does to the frame is done in between `_claim` and `_unclaim`."""
+        if not self._executing.acquire(blocking=False):
+            raise ValueError(_EXECUTING)
+
+    def _unclaim(self) -> None:
+        self._executing.release()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -629,6 +653,16 @@ class GeneratorObject:
         dtype = np.dtype(_numpy_dtype(item))
         if self._export.effects or self._sizes is not None or self._closed:
             return np.fromiter(self, dtype)
+        self._claim()
+        try:
+            return self._fill_array(dtype)
+        finally:
+            self._unclaim()
+
+    def _fill_array(self, dtype):
+        """to_numpy of a generator without effects, claimed."""
+        import numpy as np
+        self._check_open()
         if self._untouched() and python_entries.native_collect(self._export):
             collected = self._collect(dtype)
             if collected is not None:
@@ -700,11 +734,19 @@ class GeneratorObject:
         return context.n
 
     def close(self) -> None:
-        """Destroy the frame (running its pending defers). Closing twice is allowed."""
-        if not self._closed:
-            self._closed = True
-            self._ready = iter(())   # values made ahead are dropped with the frame
-            self._finalizer()
+        """Destroy the frame (running its pending defers). Closing twice is
+        allowed; closing one that is executing is not (ValueError)."""
+        self._claim()
+        try:
+            if not self._closed:
+                self._closed = True
+                self._drop_ready()
+                self._finalizer()
+        finally:
+            self._unclaim()
+
+    def _drop_ready(self) -> None:
+        self._ready = iter(())   # values made ahead are dropped with the frame
 
     def __enter__(self):
         return self
@@ -753,14 +795,22 @@ class NativeSteps(GeneratorObject):
     def _untouched(self) -> bool:
         return self._count == 0 and self._index == 0 and bool(self._slot.value)
 
-    def close(self) -> None:
+    def _drop_ready(self) -> None:
         self._count = 0   # values made ahead are dropped with the frame
-        super().close()
+
+    def _claim(self) -> None:
+        if not self._runtime.claim(self):   # (the test and the mark the native step does)
+            raise ValueError(_EXECUTING)
+
+    def _unclaim(self) -> None:
+        self._running = 0
 
 
 def native_generator_type(runtime: Runtime, e: Export) -> type:
     """The Python class of generator `e`'s objects: its native step as
     `__next__`, the rest NativeSteps'."""
+    if runtime.claim is None:
+        runtime.claim = cpython.builtin_function("claim", runtime.address("__py_claim"), None, runtime.kept)
     values = 1 if e.lockstep else python_entries.RUN_AHEAD
     base = cpython.iterator_type(f"steps_{e.name}", runtime.address(f"__py_next_{e.name}"),
                                  list(python_entries.GENERATOR_FIELDS), values * _item_size(e.item))
@@ -777,6 +827,13 @@ def _generator_ended(gen: NativeSteps):
 
 def _generator_panicked(gen: NativeSteps):
     gen._panicked()
+
+
+_EXECUTING = "generator already executing"   # Python's own words
+
+
+def _generator_executing(gen: NativeSteps):
+    raise ValueError(_EXECUTING)
 
 
 # to_numpy's first try, in values: a small array from NumPy, without the

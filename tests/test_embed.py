@@ -775,3 +775,94 @@ def test_an_export_named_as_the_modules_own_attributes_breaks_nothing(embedding)
         str([name for name in CLASHING if name not in pycoro.embed.Module.__slots__ + ("functions",)]),
         "dict dict bool",
     ]
+
+
+CALLED_BACK = """
+import sys
+mod = pycoro.compile('''
+fn g(n: i64) -> Generator<i64> { defer print("g: closed"); for i in 0..n { print("g:", i); yield i; } }
+fn s(n: i64) -> Stream<i64> { defer print("s: closed"); for i in 0..n { print("s:", i); yield i; } }
+struct P { x: i64 }
+fn p(n: i64) -> Generator<P> { defer print("p: closed"); for i in 0..n { print("p:", i); yield P { x: i }; } }
+''')
+real = sys.stdout
+
+class CallingBack:
+    # a stdout whose flush (before a step that may print) uses the generator being stepped
+    def __init__(self, use):
+        self.use, self.refused = use, []
+    def write(self, text):
+        return real.write(text)
+    def flush(self):
+        real.flush()
+        use, self.use = self.use, None
+        if use is not None:
+            try:
+                use()
+            except ValueError as err:
+                self.refused.append(str(err))
+
+for make in (mod.g, mod.s, mod.p):
+    for use in (lambda gen: gen.close, lambda gen: gen.__next__, lambda gen: lambda: list(gen)):
+        gen = make(3)
+        next(gen)
+        sys.stdout = calling_back = CallingBack(use(gen))
+        value = next(gen)
+        sys.stdout = real
+        print(calling_back.refused, value, list(gen))
+"""
+
+
+def test_a_generator_that_is_executing_can_be_neither_stepped_nor_closed(embedding):
+    """As Python's generators: `ValueError: generator already executing`. A
+    step of a generator that may print flushes Python's stdout first, which
+    runs Python code: a flush that closed the generator destroyed the frame
+    the step then resumed (a crash)."""
+    out = in_another_python(CALLED_BACK, embedding).splitlines()
+    expected = []
+    for name, value in (("g", "1"), ("s", "1"), ("p", "P(x=1)")):
+        for _ in range(3):
+            expected += [f"{name}: 0", f"{name}: 1", f"{name}: 2", f"{name}: closed",
+                         f"['generator already executing'] {value} [{value.replace('1', '2')}]"]
+    assert out == expected
+
+
+CLOSED_FROM_A_THREAD = """
+import os, sys, threading, time
+mod = pycoro.compile('''
+fn g(n: i64) -> Generator<i64> { defer print("bye"); for i in 0..n { print(i); yield i; } }
+struct P { x: i64 }
+fn p(n: i64) -> Generator<P> { defer print("bye"); for i in 0..n { print(i); yield P { x: i }; } }
+''')
+shown = os.dup(1)
+os.dup2(os.open(os.devnull, os.O_WRONLY), 1)   # the generators' output
+said = set()
+for make in (mod.g, mod.p):
+    for _ in range(20):
+        gen, stop = make(1 << 40), []
+        def consume():
+            try:
+                for _ in gen:
+                    if stop:
+                        break
+            except ValueError as err:   # closed, or being closed, meanwhile
+                said.add(str(err))
+        consumer = threading.Thread(target=consume)
+        consumer.start()
+        time.sleep(0.001)
+        try:
+            gen.close()
+        except ValueError as err:   # it was executing
+            said.add(str(err))
+        stop.append(True)
+        consumer.join()
+        gen.close()
+os.dup2(shown, 1)
+print(said <= {"generator already executing", "g: generator used after close()", "p: generator used after close()"})
+"""
+
+
+def test_a_generator_closed_by_another_thread_while_it_runs(embedding):
+    """The flush before a step lets other threads in: a close() then found the
+    generator executing and destroyed its frame all the same (a crash)."""
+    assert in_another_python(CLOSED_FROM_A_THREAD, embedding) == "True\n"
