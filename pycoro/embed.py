@@ -469,7 +469,7 @@ def _function(runtime: Runtime, e: Export, module_name: str):
                 _release(held)
                 raise
             # the generator keeps the buffers (and their objects) until its frame is destroyed
-            return generator_class(runtime, e, frame, fill, destroy, code, held, values)
+            return generator_class._make(runtime, e, frame, fill, destroy, code, held, values)
     function = Function(call)
     if runtime.native and python_entries.native_call(e):
         # the native entry converts exact ints, floats and bools itself; `call` does the rest, and says what is wrong
@@ -531,6 +531,21 @@ class GeneratorObject:
     ahead, and hands out a batch's values one at a time (it is its own
     iterator, as Python's generators are); a generator of scalars gets a
     subclass whose `__next__` is native (NativeSteps)."""
+
+    def __new__(cls, *args, **keywords):
+        # as for CPython's generators, only a call of the function makes one
+        raise TypeError(f"cannot create '{cls.__module__}.{cls.__qualname__}' instances")
+
+    @classmethod
+    def _make(cls, *args):
+        gen = cls._allocate()
+        gen.__init__(*args)
+        return gen
+
+    _allocate = classmethod(object.__new__)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f"cannot pickle '{type(self).__module__}.{type(self).__qualname__}' object")
 
     def __init__(self, runtime: Runtime, export: Export, frame: int, fill: int, destroy: int, code: str,
                  held: list[Buffer] = (), arguments: list = ()):
@@ -766,6 +781,8 @@ class NativeSteps(GeneratorObject):
     (`native_generator_type`) holds the step's state
     (python_entries.GENERATOR_FIELDS); the step hands the end and a panic
     back to the methods here."""
+
+    _allocate = classmethod(cpython.allocate)   # (its native base cannot be instantiated)
 
     def __init__(self, *args, **keywords):
         super().__init__(*args, **keywords)

@@ -866,3 +866,42 @@ def test_a_generator_closed_by_another_thread_while_it_runs(embedding):
     """The flush before a step lets other threads in: a close() then found the
     generator executing and destroyed its frame all the same (a crash)."""
     assert in_another_python(CLOSED_FROM_A_THREAD, embedding) == "True\n"
+
+
+MADE_WITHOUT_A_CALL = """
+import copy
+mod = pycoro.compile('''
+fn g(n: i64) -> Generator<i64> { for i in 0..n { yield i; } }
+fn s(n: i64) -> Stream<i64> { for i in 0..n { yield i; } }
+struct P { x: i64 }
+fn p(n: i64) -> Generator<P> { for i in 0..n { yield P { x: i }; } }
+''')
+for make in (mod.g, mod.s, mod.p):
+    gen = make(2)
+    kind = type(gen)
+    for attempt in (lambda: kind(), lambda: kind.__new__(kind), lambda: copy.copy(gen)):
+        try:
+            print("made", next(attempt()))
+        except TypeError as err:
+            print(err)
+    if kind.__module__ == "pycoro":   # a native type's (CPython's own check)
+        try:
+            print("made", next(object.__new__(kind)))
+        except TypeError:
+            print("refused")
+    print(list(gen))
+"""
+
+
+def test_a_generator_object_is_made_only_by_calling_its_function(embedding):
+    """As CPython's generators: `type(g)()`, `type(g).__new__(type(g))` and
+    copies are refused. One made so had no frame, and its step ended the
+    process with a panic (a null pointer)."""
+    out = in_another_python(MADE_WITHOUT_A_CALL, embedding).splitlines()
+    expected = []
+    for name in ("g", "s", "p"):
+        kind = f"pycoro.generator_{name}" if embedding == "native" and name != "p" else "pycoro.embed.GeneratorObject"
+        expected += [f"cannot create '{kind}' instances"] * 2 + [f"cannot pickle '{kind}' object"]
+        expected += ["refused"] * (kind != "pycoro.embed.GeneratorObject")
+        expected.append("[P(x=0), P(x=1)]" if name == "p" else "[0, 1]")
+    assert out == expected
