@@ -876,16 +876,25 @@ NATIVE = True
 
 
 def _destroy_frame(destroy: int, slot: ctypes.c_void_p, runtime: Runtime, held: list[Buffer] = ()) -> None:
+    """Destroy the frame in `slot`, running its pending defers, and release
+    the buffers it viewed. A flush of Python's stdout that fails before does
+    not keep the frame: it is destroyed all the same, then the error raised."""
     try:
         if slot.value:
-            _flush_python()
             try:
-                runtime.guarded(destroy, ctypes.addressof(slot))   # runs pending defers, which may print (or panic)
+                _flush_python()
             finally:
-                _flush_c()
-                slot.value = 0
+                _run_destroy(destroy, slot, runtime)
     finally:
         _release(held)   # the frame no longer views them
+
+
+def _run_destroy(destroy: int, slot: ctypes.c_void_p, runtime: Runtime) -> None:
+    try:
+        runtime.guarded(destroy, ctypes.addressof(slot))   # runs pending defers, which may print (or panic)
+    finally:
+        slot.value = 0
+        _flush_c()
 
 
 # Python and the compiled code buffer stdout separately: around a call that may
@@ -894,7 +903,9 @@ _libc = ctypes.CDLL(None)
 
 
 def _flush_python() -> None:
-    sys.stdout.flush()
+    stdout = sys.stdout
+    if stdout is not None:   # none (pythonw, or set so): nothing to flush, as print() then writes nothing
+        stdout.flush()
 
 
 def _flush_c() -> None:

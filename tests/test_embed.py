@@ -905,3 +905,57 @@ def test_a_generator_object_is_made_only_by_calling_its_function(embedding):
         expected += ["refused"] * (kind != "pycoro.embed.GeneratorObject")
         expected.append("[P(x=0), P(x=1)]" if name == "p" else "[0, 1]")
     assert out == expected
+
+
+FLUSHES_THAT_FAIL = """
+import sys
+mod = pycoro.compile('''
+fn g(xs: [u8]) -> Generator<i64> { defer print("g: closed"); for i in 0..xs.len() { print("g: made", i); yield xs[i] as i64; } }
+struct P { x: i64 }
+fn s(n: i64) -> Generator<P> { defer print("s: closed"); for i in 0..n { print("s: made", i); yield P { x: i }; } }
+fn p(a: i64) -> i64 { print("p:", a); return a + 1; }
+''')
+real = sys.stdout
+
+class BrokenPipe:
+    def write(self, text):
+        return len(text)
+    def flush(self):
+        raise BrokenPipeError(32, "Broken pipe")
+
+data = bytearray(b"\\x07\\x08\\x09")
+for gen in (mod.g(data), mod.s(3)):
+    print(next(gen), flush=True)
+    sys.stdout = BrokenPipe()
+    try:
+        gen.close()
+    except BrokenPipeError as err:
+        failed = err
+    sys.stdout = real
+    print(repr(failed), gen)
+    for use in (next, iter):
+        try:
+            use(gen)
+        except (ValueError, TypeError) as err:
+            print(type(err).__name__, err)
+data.extend(bytes(100_000))   # released with the frame: it may move
+sys.stdout = None
+results = [mod.p(1), list(mod.g(b"\\x05")), list(mod.s(1))]
+sys.stdout = real
+print(results)
+"""
+
+
+def test_a_flush_that_fails_or_no_stdout_at_all(embedding):
+    """A close() whose flush of sys.stdout fails destroys the frame all the
+    same (its defers run, its buffers are released), then raises the flush's
+    error: it used to leave the frame, which a later next() resumed with the
+    buffers released. And without a sys.stdout (pythonw, or None), a
+    function that may print has nothing to flush, as print() has nowhere to write."""
+    out = in_another_python(FLUSHES_THAT_FAIL, embedding).splitlines()
+    assert out == ["g: made 0", "7", "g: closed", "BrokenPipeError(32, 'Broken pipe') <pycoro generator g (closed)>",
+                   "ValueError g: generator used after close()", "ValueError g: generator used after close()",
+                   "s: made 0", "P(x=0)", "s: closed",
+                   "BrokenPipeError(32, 'Broken pipe') <pycoro generator s (closed)>",
+                   "ValueError s: generator used after close()", "ValueError s: generator used after close()",
+                   "p: 1", "g: made 0", "g: closed", "s: made 0", "s: closed", "[2, [5], [P(x=0)]]"]
