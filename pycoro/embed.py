@@ -22,6 +22,7 @@ import ctypes
 import functools
 import inspect
 import itertools
+import keyword
 import numbers
 import operator
 import sys
@@ -403,11 +404,28 @@ def _type_name(a) -> str:
 
 def _signature(e: Export) -> inspect.Signature:
     """The PyCoro signature as Python's (`inspect.signature`, `help()`): the
-    parameters by their names, annotated with their PyCoro types."""
+    parameters by their names (as Python spells them), annotated with their
+    PyCoro types."""
+    names = python_names([name for name, _ in e.params])
     params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str(t))
-              for name, t in e.params]
+              for name, (_, t) in zip(names, e.params)]
     returns = e.result_text if e.item is not None or e.result != VOID else None
     return inspect.Signature(params, return_annotation=returns if returns else inspect.Signature.empty)
+
+
+def python_names(names: list[str], reserved: frozenset[str] = frozenset()) -> list[str]:
+    """PyCoro names as Python spells keyword arguments and attributes: one
+    that is a Python keyword (`class`, `None`), or in `reserved`, takes a
+    trailing underscore (PEP 8's `class_`), more if another name has that."""
+    taken, spelt = set(names), []
+    for name in names:
+        if keyword.iskeyword(name) or name in reserved:
+            name += "_"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+        spelt.append(name)
+    return spelt
 
 
 def _bind(e: Export, signature: inspect.Signature, args: tuple, keywords: dict) -> tuple:

@@ -646,6 +646,22 @@ def test_keywords_signatures_and_doc_comments():
         mod.add(1, c=3)   # named before the missing `b`, as Python's own call does
 
 
+
+def test_a_parameter_named_as_a_python_keyword_takes_a_trailing_underscore():
+    """PEP 8's `class_`, in the signature and as the keyword (the positions are
+    the same); more underscores where another parameter has that name. It
+    used to be an internal ValueError of inspect at compile time."""
+    import inspect
+    mod = pycoro.compile("fn area(class: i64, b: i64) -> i64 { return class * b; }\n"
+                         "fn g(lambda: i64, class_: i64, class: i64) -> Generator<i64> { yield lambda + class_ + class; }\n"
+                         "fn same(None: bool) -> bool { return None; }\n")
+    assert str(inspect.signature(mod.area)) == "(class_: 'i64', b: 'i64') -> 'i64'"
+    assert mod.area(2, 3) == 6 and mod.area(class_=2, b=4) == 8 and mod.same(None_=True) is True
+    assert str(inspect.signature(mod.g)) == "(lambda_: 'i64', class_: 'i64', class__: 'i64') -> 'Generator<i64>'"
+    assert list(mod.g(1, class_=20, class__=300)) == [321]
+    with pytest.raises(TypeError, match=r"^fn area\(class: i64, b: i64\) -> i64: got an unexpected keyword argument 'class'$"):
+        mod.area(**{"class": 1, "b": 2})
+
 def test_a_compile_error_comes_from_the_users_call():
     import traceback
     with pytest.raises(pycoro.CompileError) as err:
