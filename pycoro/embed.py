@@ -17,7 +17,6 @@ reads and writes a buffer when Python would, as they would in Python.
 from __future__ import annotations
 
 import array
-import collections
 import ctypes
 import functools
 import inspect
@@ -240,15 +239,58 @@ _STRUCT_TYPES: dict[ExportStruct, tuple[type, type]] = {}
 
 
 def _struct_types(t: ExportStruct) -> tuple[type, type]:
-    """The ctypes Structure of a struct (its C layout, as PyCoro lays it out) and
-    the named tuple Python receives it as."""
+    """The ctypes Structure of a struct (its C layout, as PyCoro lays it out;
+    its fields named by position, f0, f1, …: a PyCoro field may be named as
+    ctypes' own attributes, `_fields_`) and the named tuple Python receives
+    it as."""
     found = _STRUCT_TYPES.get(t)
     if found is None:
-        fields = [(n, struct_ctype(ft) if isinstance(ft, ExportStruct) else C_TYPES[str(ft)]) for n, ft in t.fields]
+        fields = [(f"f{i}", struct_ctype(ft) if isinstance(ft, ExportStruct) else C_TYPES[str(ft)])
+                  for i, (_, ft) in enumerate(t.fields)]
         name = "".join(ch if ch.isalnum() else "_" for ch in t.name).strip("_")
-        found = _STRUCT_TYPES[t] = (type(name, (ctypes.Structure,), {"_fields_": fields}),
-                                    collections.namedtuple(name, [n for n, _ in t.fields], rename=True))
+        names = python_names([n for n, _ in t.fields], reserved=_NAMED_TUPLE_OWN)
+        found = _STRUCT_TYPES[t] = (type(name, (ctypes.Structure,), {"_fields_": fields}), _named_tuple(name, names))
     return found
+
+
+# A named tuple's own attributes: a field named as one of them takes a
+# trailing underscore, as a Python keyword does.
+_NAMED_TUPLE_OWN = frozenset({"_fields", "_field_defaults", "_make", "_asdict", "_replace"})
+
+
+def _named_tuple(name: str, fields: list[str]) -> type:
+    """A named tuple class with exactly these field names, as
+    collections.namedtuple makes (`_fields`, `_make`, `_asdict`, `_replace`, a
+    repr with the names, made by position or by keyword), but for the names
+    that start with `_`, which PyCoro allows and namedtuple renames (`_x` to `_0`)."""
+    fields = tuple(fields)
+    by_name = inspect.Signature([inspect.Parameter(f, inspect.Parameter.POSITIONAL_OR_KEYWORD) for f in fields])
+
+    def __new__(cls, /, *values, **named):
+        return tuple.__new__(cls, by_name.bind(*values, **named).args)
+
+    def _make(cls, values):
+        made = tuple.__new__(cls, values)
+        if len(made) != len(fields):
+            raise TypeError(f"expected {len(fields)} values, got {len(made)}")
+        return made
+
+    def _replace(self, /, **changes):
+        made = self._make(map(changes.pop, fields, self))
+        if changes:
+            raise ValueError(f"got unexpected field names: {list(changes)!r}")
+        return made
+
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join(f'{f}={v!r}' for f, v in zip(fields, self))})"
+
+    namespace = {"__doc__": f"{name}({', '.join(fields)})", "__slots__": (), "_fields": fields,
+                 "_field_defaults": {}, "__match_args__": fields, "__new__": __new__, "_make": classmethod(_make),
+                 "_replace": _replace, "__repr__": __repr__, "_asdict": lambda self: dict(zip(fields, self)),
+                 "__getnewargs__": lambda self: tuple(self)}
+    namespace.update((f, property(operator.itemgetter(i), doc=f"Alias for field number {i}"))
+                     for i, f in enumerate(fields))
+    return type(name, (tuple,), namespace)
 
 
 def struct_ctype(t: ExportStruct) -> type:
@@ -257,11 +299,12 @@ def struct_ctype(t: ExportStruct) -> type:
 
 def struct_result(t: ExportStruct, value: ctypes.Structure):
     """A struct from compiled code as a named tuple with its field names."""
+    layout, named = _struct_types(t)
     fields = []
-    for name, ft in t.fields:
-        v = getattr(value, name)
+    for (place, _), (_, ft) in zip(layout._fields_, t.fields):
+        v = getattr(value, place)
         fields.append(struct_result(ft, v) if isinstance(ft, ExportStruct) else (bool(v) if ft == BOOL else v))
-    return _struct_types(t)[1](*fields)
+    return tuple.__new__(named, fields)
 
 
 def _release(held: list["Buffer"]) -> None:

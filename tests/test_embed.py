@@ -695,6 +695,26 @@ def test_structs_cross_as_named_tuples(cache, capfd):
 
 
 
+
+def test_struct_fields_keep_their_names():
+    """LANGUAGE.md §9: the named tuple has the struct's field names, also those
+    starting with `_` (namedtuple renamed them: `S(_0=1, …)`, and ctypes
+    refused a field named `_fields_`); a Python keyword takes a trailing
+    underscore, as a parameter does, and so does a named tuple's own name."""
+    mod = pycoro.compile("struct S { _x: i64, class: f64, _fields_: bool, _make: i8 }\n"
+                         "fn f(s: S) -> S { return s; }\n"
+                         "fn g(n: i64) -> Generator<S> { for i in 0..n { yield S { _x: i, class: 0.5, _fields_: true, "
+                         "_make: 3 }; } }\n")
+    s = mod.f((1, 2.5, False, -4))
+    assert repr(s) == "S(_x=1, class_=2.5, _fields_=False, _make_=-4)" and repr(list(mod.g(1))) == \
+        "[S(_x=0, class_=0.5, _fields_=True, _make_=3)]"
+    assert (s._x, s.class_, s._fields_, s._make_) == (1, 2.5, False, -4) and s == (1, 2.5, False, -4)
+    assert s._fields == ("_x", "class_", "_fields_", "_make_")
+    assert s._asdict() == {"_x": 1, "class_": 2.5, "_fields_": False, "_make_": -4}
+    assert repr(s._replace(_x=7)) == "S(_x=7, class_=2.5, _fields_=False, _make_=-4)"
+    assert type(s)(1, 2.0, _fields_=True, _make_=0) == type(s)._make([1, 2.0, True, 0]) == (1, 2.0, True, 0)
+    assert mod.f(s) == s   # goes back in
+
 def test_a_generator_of_structs_is_its_own_iterator():
     """As a Python generator is (`iter(g) is g`); it used to hand out an
     itertools.chain over its batches, which went on yielding the values
