@@ -162,6 +162,7 @@ class Runtime:
         self.kept: list = []   # what the native code points at: method definitions, the API's objects
         self.collect_types: dict[str, type] = {}
         self.claim = None   # python_entries' `claim(gen)`, made with the first native generator type
+        self._all_bools = None
         if self.native:
             self._init_native()
 
@@ -184,6 +185,17 @@ class Runtime:
             found = self.collect_types[e.name] = type(f"Collect_{e.name}", (ctypes.Structure,), {"_fields_": fields})
         return found
 
+    def check_bools(self, where, buffer: "Buffer") -> None:
+        """A buffer lent to a `[bool]` must hold bools: each byte 0 or 1."""
+        if self._all_bools is None:
+            self._all_bools = ctypes.PYFUNCTYPE(ctypes.c_bool, ctypes.c_void_p, ctypes.c_int64)(
+                self.address("__py_all_bools"))
+        if not self._all_bools(buffer.address, buffer.length):
+            data = ctypes.string_at(buffer.address, buffer.length)
+            at = next(i for i, byte in enumerate(data) if byte > 1)
+            raise TypeError(f"{where} must hold bools, but item {at} is the byte {data[at]} "
+                            "(a bool is 0 or 1: a NumPy view of other bytes as bool is not)")
+
     def raise_panic(self) -> None:
         raise PanicError(self.panic_message().decode(errors="replace"))
 
@@ -198,7 +210,7 @@ class Runtime:
             self.raise_panic()
 
 
-def _check_args(e: Export, args: tuple) -> tuple[list, list["Buffer"]]:
+def _check_args(e: Export, args: tuple, runtime: Runtime) -> tuple[list, list["Buffer"]]:
     """The values the wrapper takes (a slice as its address and length), and
     the buffers borrowed for them, to release when the call (or the
     generator holding them) is done."""
@@ -211,6 +223,8 @@ def _check_args(e: Export, args: tuple) -> tuple[list, list["Buffer"]]:
             if isinstance(t, SliceT):
                 buffer = Buffer(_Where(e, i), t.elem, a, writable=name in e.written)
                 held.append(buffer)
+                if t.elem == BOOL:
+                    runtime.check_bools(_Where(e, i), buffer)
                 values += [buffer.address, buffer.length]
             elif isinstance(t, ExportStruct):
                 values.append(struct_argument(_Where(e, i), t, a))
@@ -496,7 +510,7 @@ def _function(runtime: Runtime, e: Export, module_name: str):
         convert = bool if e.result == BOOL else None
 
         def call(*args, **keywords):
-            values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args)
+            values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args, runtime)
             context = context_type(*values) if context_type else None
             if e.output:
                 _flush_python()
@@ -523,7 +537,7 @@ def _function(runtime: Runtime, e: Export, module_name: str):
             else GeneratorObject
 
         def call(*args, **keywords):
-            values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args)
+            values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args, runtime)
             try:   # Generator and Stream are lazy: this runs none of the body (the frame copies its arguments)
                 frame = create(*(ctypes.addressof(v) if isinstance(v, ctypes.Structure) else v for v in values))
             except BaseException:

@@ -22,6 +22,8 @@ written against CPython's API, and so are these:
     fn __py_claim(unused, args, nargs, kwnames) -> PyObject*
         `claim(gen)`, for what Python does to a generator's frame (close,
         to_numpy): marks it executing, or says it is already (a step is).
+    fn __py_all_bools(p, n) -> bool
+        whether a buffer lent to a `[bool]` parameter holds only bools.
 
 An export with a slice or struct parameter, or a struct result, has no
 native call (its Python wrapper converts them); a generator of structs has
@@ -159,6 +161,19 @@ fn __py_claim(unused: ptr<u8>, args: ptr<ptr<u8>>, nargs: i64, kwnames: ptr<u8>)
 """
 
 
+# A PyCoro `bool` is the byte 0 or 1, and compiled code counts on it (LLVM
+# loads an `i1`: another byte reads as either, or as itself: `b as i64` is
+# 255), but a NumPy view of other bytes as bool is easily made. Checked for
+# each buffer lent to a `[bool]`: an `or` of all its bytes, vectorised.
+_ALL_BOOLS = """
+fn __py_all_bools(p: ptr<u8>, n: i64) -> bool {
+    var seen: u8 = 0;
+    for i in 0..n { seen |= p[i]; }
+    return seen <= 1;
+}
+"""
+
+
 def native_call(e: Export) -> bool:
     """Whether `e` has a native call: scalar parameters and a scalar result (or none)."""
     return e.item is None and all(_scalar(t) for _, t in e.params) and (e.result == VOID or _scalar(e.result))
@@ -183,14 +198,15 @@ def _scalar(t: Type) -> bool:
 def symbols(exported: list[Export]) -> tuple[str, ...]:
     """The entry points pycoro.embed looks up (kept visible by the pipeline)."""
     steps = [f"__py_next_{e.name}" for e in exported if native_step(e)]
+    bools = any(isinstance(t, SliceT) and t.elem == BOOL for e in exported for _, t in e.params)
     return ("__py_init", *(f"__py_call_{e.name}" for e in exported if native_call(e)),
-            *steps, *(("__py_claim",) if steps else ()),
+            *steps, *(("__py_claim",) if steps else ()), *(("__py_all_bools",) if bools else ()),
             *(f"__py_collect_{e.name}" for e in exported if native_collect(e)))
 
 
 def source(exported: list[Export]) -> str:
     """The entry points of `exported`, with what they share."""
-    out = [_HELPERS, _CLAIM]
+    out = [_HELPERS, _CLAIM, _ALL_BOOLS]
     for e in exported:
         if native_call(e):
             out.append(_call_source(e))
