@@ -20,7 +20,7 @@ AVAILABLE = sys.implementation.name == "cpython" and not sysconfig.get_config_va
 _METH_KEYWORDS, _METH_FASTCALL = 0x0002, 0x0080
 _PY_TP_ITERNEXT, _PY_TP_MEMBERS = 63, 72
 _T_PYSSIZET = 19
-_PY_TPFLAGS_DEFAULT, _PY_TPFLAGS_BASETYPE = 1 << 18, 1 << 10
+_PY_TPFLAGS_DEFAULT, _PY_TPFLAGS_BASETYPE, _PY_TPFLAGS_DISALLOW_INSTANTIATION = 1 << 18, 1 << 10, 1 << 7
 HEADER_SIZE = 2 * ctypes.sizeof(ctypes.c_void_p)   # ob_refcnt, ob_type
 
 
@@ -50,6 +50,9 @@ _new_function.restype = ctypes.py_object
 _type_from_spec = _api.PyType_FromSpec
 _type_from_spec.argtypes = [ctypes.c_void_p]
 _type_from_spec.restype = ctypes.py_object
+_generic_alloc = _api.PyType_GenericAlloc
+_generic_alloc.argtypes = [ctypes.py_object, ctypes.c_ssize_t]
+_generic_alloc.restype = ctypes.py_object
 
 
 def builtin_function(name: str, address: int, self_object, keep: list):
@@ -66,7 +69,9 @@ def iterator_type(name: str, iternext: int, fields: list[str], extra: int = 0):
     machine word (a Py_ssize_t member, read and written from Python by its
     name), then `extra` bytes only the native code uses; its `tp_iternext`
     is the C function at `iternext`. Python classes may derive from it
-    (adding a __dict__ after all that)."""
+    (adding a __dict__ after all that). Neither it nor they can be
+    instantiated, as CPython's generator type cannot (an instance that was
+    not set up would step a frame at address 0): `allocate` makes them."""
     members = (_MemberDef * (len(fields) + 1))(
         *(_MemberDef(f.encode(), _T_PYSSIZET, HEADER_SIZE + i * ctypes.sizeof(ctypes.c_void_p), 0, None)
           for i, f in enumerate(fields)))
@@ -74,8 +79,14 @@ def iterator_type(name: str, iternext: int, fields: list[str], extra: int = 0):
                             _TypeSlot(_PY_TP_MEMBERS, ctypes.addressof(members)), _TypeSlot(0, None))
     qualified = f"pycoro.{name}".encode()
     spec = _TypeSpec(qualified, HEADER_SIZE + len(fields) * ctypes.sizeof(ctypes.c_void_p) + extra, 0,
-                     _PY_TPFLAGS_DEFAULT | _PY_TPFLAGS_BASETYPE, slots)
+                     _PY_TPFLAGS_DEFAULT | _PY_TPFLAGS_BASETYPE | _PY_TPFLAGS_DISALLOW_INSTANTIATION, slots)
     made = _type_from_spec(ctypes.addressof(spec))
     # Before 3.12 the type keeps pointers into the spec (its name); it lives as long.
     made._spec_memory = (qualified, spec, slots, members)
     return made
+
+
+def allocate(kind: type):
+    """A new instance of `kind` (an `iterator_type` or a class derived from
+    one), zeroed, neither its `__new__` nor its `__init__` called."""
+    return _generic_alloc(kind, 0)

@@ -17,14 +17,15 @@ reads and writes a buffer when Python would, as they would in Python.
 from __future__ import annotations
 
 import array
-import collections
 import ctypes
 import functools
 import inspect
 import itertools
+import keyword
 import numbers
 import operator
 import sys
+import threading
 import warnings
 import weakref
 from pathlib import Path
@@ -108,64 +109,36 @@ PanicError.__module__ = "pycoro"   # met as pycoro.PanicError
 
 
 class Module:
+    """A compiled program as Python sees it: each exported function is an
+    attribute, and in `functions`. The module's own attributes are few and
+    fixed (`functions`, `_exports`, `_unexported`, `_from_cache`, `_runtime`,
+    `_functions`); what the compiled code needs is in `_runtime`, which no
+    PyCoro name can reach. An export with one of those names is only in
+    `functions` (it used to replace the attribute, and a call then crashed)."""
+
+    __slots__ = ("_runtime", "_exports", "_unexported", "_from_cache", "_functions", "__dict__")
+
     def __init__(self, compilation: Compilation, cache: bool = True):
         found, code, self._from_cache = compilation.export_object(use_cache=cache)
-        self._exports = {e.name: e for e in found}
         self._unexported = compilation.unexported
-        self._loaded = jit.Loaded.from_object(code, targets.native_machine(compilation.options.opt_level, jit=True))
-        try_type = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
-        # calls that may fault also catch faults (exports.may_fault), at a few system calls per call
-        self._try = {False: try_type(self._address("__pc_try")), True: try_type(self._address("__pc_try_faults"))}
-        self._panic_message = ctypes.PYFUNCTYPE(ctypes.c_char_p)(self._address("__pc_panic_message"))
+        self._exports = {e.name: e for e in found}
         self.__name__ = compilation.display
-        self._native = NATIVE and cpython.AVAILABLE
-        self._kept: list = []   # what the native code points at: method definitions, the API's objects
-        self._collect_types: dict[str, type] = {}
-        if self._native:
-            self._init_native()
-        for e in self._exports.values():
-            setattr(self, e.name, _function(self, e))
-
-    def _init_native(self) -> None:
-        """Tell the native entry points (python_entries.py) what they call and
-        compare with: the objects stay alive as long as this module."""
-        hooks = [_flush_python, self._raise_panic, _generator_ended, _generator_panicked]
-        self._kept += hooks
-        api = _PyApi(*map(id, (int, float, True, False, None)), *map(id, hooks),
-                     *(self._address(f) for f in python_entries.API_RUNTIME.values()),
-                     *(_c_function(name) for name in python_entries.API_FUNCTIONS))
-        ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(self._address("__py_init"))(ctypes.addressof(api))
-
-    def _collect_context(self, e: Export) -> type:
-        """The ctypes struct `__py_collect_NAME` takes (python_entries): the
-        arguments as the create wrapper takes them, then the buffer."""
-        found = self._collect_types.get(e.name)
-        if found is None:
-            fields = _argument_fields(e) + [("buf", ctypes.c_void_p), ("cap", ctypes.c_int64), ("n", ctypes.c_int64)]
-            found = self._collect_types[e.name] = type(f"Collect_{e.name}", (ctypes.Structure,), {"_fields_": fields})
-        return found
-
-    def _raise_panic(self) -> None:
-        raise PanicError(self._panic_message().decode(errors="replace"))
-
-    def _address(self, symbol: str) -> int:
-        return self._loaded.address(f"pc.{symbol}")
-
-    def _guarded(self, wrapper: int, context: int | None, faults: bool = True) -> None:
-        """Call `wrapper(context)` through the runtime's `__pc_try`: a panic in
-        it comes back here, and is raised as a PanicError (with `faults`, a
-        fault too: a stack overflow, a bad pointer)."""
-        if self._try[faults](wrapper, context):
-            self._raise_panic()
+        self._runtime = Runtime(code, compilation.options.opt_level)
+        self._functions = {e.name: _function(self._runtime, e, self.__name__) for e in found}
+        for name, function in self._functions.items():
+            if not hasattr(Module, name):
+                self.__dict__[name] = function
 
     @property
     def functions(self) -> dict:
         """The exported functions by name (what `%%pycoro` puts in a notebook)."""
-        return {name: getattr(self, name) for name in self._exports}
+        return dict(self._functions)
 
     def __getattr__(self, name: str):
         # only for names that are not attributes: a function that is not exported says why
-        why = self.__dict__.get("_unexported", {}).get(name)
+        if name in Module.__slots__:   # not set: __init__ failed before it
+            raise AttributeError(name)
+        why = self._unexported.get(name)
         if why is None:
             raise AttributeError(f"pycoro module {self.__dict__.get('__name__', '?')!r} has no function {name!r}")
         raise AttributeError(f"{name!r} cannot be called from Python: {why}")
@@ -174,7 +147,70 @@ class Module:
         return f"<pycoro module {self.__name__!r}: {', '.join(self._exports) or 'no exports'}>"
 
 
-def _check_args(e: Export, args: tuple) -> tuple[list, list["Buffer"]]:
+class Runtime:
+    """The compiled code of a module, loaded, and what calls into it need:
+    the runtime's `__pc_try`, and what the native entry points point at.
+    Functions and generators hold it, which keeps the code loaded."""
+
+    def __init__(self, code: bytes, opt_level: int):
+        self.loaded = jit.Loaded.from_object(code, targets.native_machine(opt_level, jit=True))
+        try_type = ctypes.PYFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
+        # calls that may fault also catch faults (exports.may_fault), at a few system calls per call
+        self.try_ = {False: try_type(self.address("__pc_try")), True: try_type(self.address("__pc_try_faults"))}
+        self.panic_message = ctypes.PYFUNCTYPE(ctypes.c_char_p)(self.address("__pc_panic_message"))
+        self.native = NATIVE and cpython.AVAILABLE
+        self.kept: list = []   # what the native code points at: method definitions, the API's objects
+        self.collect_types: dict[str, type] = {}
+        self.claim = None   # python_entries' `claim(gen)`, made with the first native generator type
+        self._all_bools = None
+        if self.native:
+            self._init_native()
+
+    def _init_native(self) -> None:
+        """Tell the native entry points (python_entries.py) what they call and
+        compare with: the objects stay alive as long as this runtime."""
+        hooks = [_flush_python, self.raise_panic, _generator_ended, _generator_panicked, _generator_executing]
+        self.kept += hooks
+        api = _PyApi(*map(id, (int, float, True, False, None)), *map(id, hooks),
+                     *(self.address(f) for f in python_entries.API_RUNTIME.values()),
+                     *(_c_function(name) for name in python_entries.API_FUNCTIONS))
+        ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(self.address("__py_init"))(ctypes.addressof(api))
+
+    def collect_context(self, e: Export) -> type:
+        """The ctypes struct `__py_collect_NAME` takes (python_entries): the
+        arguments as the create wrapper takes them, then the buffer."""
+        found = self.collect_types.get(e.name)
+        if found is None:
+            fields = _argument_fields(e) + [("buf", ctypes.c_void_p), ("cap", ctypes.c_int64), ("n", ctypes.c_int64)]
+            found = self.collect_types[e.name] = type(f"Collect_{e.name}", (ctypes.Structure,), {"_fields_": fields})
+        return found
+
+    def check_bools(self, where, buffer: "Buffer") -> None:
+        """A buffer lent to a `[bool]` must hold bools: each byte 0 or 1."""
+        if self._all_bools is None:
+            self._all_bools = ctypes.PYFUNCTYPE(ctypes.c_bool, ctypes.c_void_p, ctypes.c_int64)(
+                self.address("__py_all_bools"))
+        if not self._all_bools(buffer.address, buffer.length):
+            data = ctypes.string_at(buffer.address, buffer.length)
+            at = next(i for i, byte in enumerate(data) if byte > 1)
+            raise TypeError(f"{where} must hold bools, but item {at} is the byte {data[at]} "
+                            "(a bool is 0 or 1: a NumPy view of other bytes as bool is not)")
+
+    def raise_panic(self) -> None:
+        raise PanicError(self.panic_message().decode(errors="replace"))
+
+    def address(self, symbol: str) -> int:
+        return self.loaded.address(f"pc.{symbol}")
+
+    def guarded(self, wrapper: int, context: int | None, faults: bool = True) -> None:
+        """Call `wrapper(context)` through the runtime's `__pc_try`: a panic in
+        it comes back here, and is raised as a PanicError (with `faults`, a
+        fault too: a stack overflow, a bad pointer)."""
+        if self.try_[faults](wrapper, context):
+            self.raise_panic()
+
+
+def _check_args(e: Export, args: tuple, runtime: Runtime) -> tuple[list, list["Buffer"]]:
     """The values the wrapper takes (a slice as its address and length), and
     the buffers borrowed for them, to release when the call (or the
     generator holding them) is done."""
@@ -187,6 +223,8 @@ def _check_args(e: Export, args: tuple) -> tuple[list, list["Buffer"]]:
             if isinstance(t, SliceT):
                 buffer = Buffer(_Where(e, i), t.elem, a, writable=name in e.written)
                 held.append(buffer)
+                if t.elem == BOOL:
+                    runtime.check_bools(_Where(e, i), buffer)
                 values += [buffer.address, buffer.length]
             elif isinstance(t, ExportStruct):
                 values.append(struct_argument(_Where(e, i), t, a))
@@ -215,15 +253,58 @@ _STRUCT_TYPES: dict[ExportStruct, tuple[type, type]] = {}
 
 
 def _struct_types(t: ExportStruct) -> tuple[type, type]:
-    """The ctypes Structure of a struct (its C layout, as PyCoro lays it out) and
-    the named tuple Python receives it as."""
+    """The ctypes Structure of a struct (its C layout, as PyCoro lays it out;
+    its fields named by position, f0, f1, …: a PyCoro field may be named as
+    ctypes' own attributes, `_fields_`) and the named tuple Python receives
+    it as."""
     found = _STRUCT_TYPES.get(t)
     if found is None:
-        fields = [(n, struct_ctype(ft) if isinstance(ft, ExportStruct) else C_TYPES[str(ft)]) for n, ft in t.fields]
+        fields = [(f"f{i}", struct_ctype(ft) if isinstance(ft, ExportStruct) else C_TYPES[str(ft)])
+                  for i, (_, ft) in enumerate(t.fields)]
         name = "".join(ch if ch.isalnum() else "_" for ch in t.name).strip("_")
-        found = _STRUCT_TYPES[t] = (type(name, (ctypes.Structure,), {"_fields_": fields}),
-                                    collections.namedtuple(name, [n for n, _ in t.fields], rename=True))
+        names = python_names([n for n, _ in t.fields], reserved=_NAMED_TUPLE_OWN)
+        found = _STRUCT_TYPES[t] = (type(name, (ctypes.Structure,), {"_fields_": fields}), _named_tuple(name, names))
     return found
+
+
+# A named tuple's own attributes: a field named as one of them takes a
+# trailing underscore, as a Python keyword does.
+_NAMED_TUPLE_OWN = frozenset({"_fields", "_field_defaults", "_make", "_asdict", "_replace"})
+
+
+def _named_tuple(name: str, fields: list[str]) -> type:
+    """A named tuple class with exactly these field names, as
+    collections.namedtuple makes (`_fields`, `_make`, `_asdict`, `_replace`, a
+    repr with the names, made by position or by keyword), but for the names
+    that start with `_`, which PyCoro allows and namedtuple renames (`_x` to `_0`)."""
+    fields = tuple(fields)
+    by_name = inspect.Signature([inspect.Parameter(f, inspect.Parameter.POSITIONAL_OR_KEYWORD) for f in fields])
+
+    def __new__(cls, /, *values, **named):
+        return tuple.__new__(cls, by_name.bind(*values, **named).args)
+
+    def _make(cls, values):
+        made = tuple.__new__(cls, values)
+        if len(made) != len(fields):
+            raise TypeError(f"expected {len(fields)} values, got {len(made)}")
+        return made
+
+    def _replace(self, /, **changes):
+        made = self._make(map(changes.pop, fields, self))
+        if changes:
+            raise ValueError(f"got unexpected field names: {list(changes)!r}")
+        return made
+
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join(f'{f}={v!r}' for f, v in zip(fields, self))})"
+
+    namespace = {"__doc__": f"{name}({', '.join(fields)})", "__slots__": (), "_fields": fields,
+                 "_field_defaults": {}, "__match_args__": fields, "__new__": __new__, "_make": classmethod(_make),
+                 "_replace": _replace, "__repr__": __repr__, "_asdict": lambda self: dict(zip(fields, self)),
+                 "__getnewargs__": lambda self: tuple(self)}
+    namespace.update((f, property(operator.itemgetter(i), doc=f"Alias for field number {i}"))
+                     for i, f in enumerate(fields))
+    return type(name, (tuple,), namespace)
 
 
 def struct_ctype(t: ExportStruct) -> type:
@@ -232,11 +313,12 @@ def struct_ctype(t: ExportStruct) -> type:
 
 def struct_result(t: ExportStruct, value: ctypes.Structure):
     """A struct from compiled code as a named tuple with its field names."""
+    layout, named = _struct_types(t)
     fields = []
-    for name, ft in t.fields:
-        v = getattr(value, name)
+    for (place, _), (_, ft) in zip(layout._fields_, t.fields):
+        v = getattr(value, place)
         fields.append(struct_result(ft, v) if isinstance(ft, ExportStruct) else (bool(v) if ft == BOOL else v))
-    return _struct_types(t)[1](*fields)
+    return tuple.__new__(named, fields)
 
 
 def _release(held: list["Buffer"]) -> None:
@@ -379,11 +461,28 @@ def _type_name(a) -> str:
 
 def _signature(e: Export) -> inspect.Signature:
     """The PyCoro signature as Python's (`inspect.signature`, `help()`): the
-    parameters by their names, annotated with their PyCoro types."""
+    parameters by their names (as Python spells them), annotated with their
+    PyCoro types."""
+    names = python_names([name for name, _ in e.params])
     params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str(t))
-              for name, t in e.params]
+              for name, (_, t) in zip(names, e.params)]
     returns = e.result_text if e.item is not None or e.result != VOID else None
     return inspect.Signature(params, return_annotation=returns if returns else inspect.Signature.empty)
+
+
+def python_names(names: list[str], reserved: frozenset[str] = frozenset()) -> list[str]:
+    """PyCoro names as Python spells keyword arguments and attributes: one
+    that is a Python keyword (`class`, `None`), or in `reserved`, takes a
+    trailing underscore (PEP 8's `class_`), more if another name has that."""
+    taken, spelt = set(names), []
+    for name in names:
+        if keyword.iskeyword(name) or name in reserved:
+            name += "_"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+        spelt.append(name)
+    return spelt
 
 
 def _bind(e: Export, signature: inspect.Signature, args: tuple, keywords: dict) -> tuple:
@@ -399,7 +498,7 @@ def _bind(e: Export, signature: inspect.Signature, args: tuple, keywords: dict) 
         raise TypeError(f"{e.signature}: {err}") from None
 
 
-def _function(module: Module, e: Export):
+def _function(runtime: Runtime, e: Export, module_name: str):
     signature = _signature(e)
     if e.item is None:
         fields = _argument_fields(e)
@@ -407,16 +506,16 @@ def _function(module: Module, e: Export):
             fields += _c_fields("result", e.result)
         # the arguments and the result travel in a struct (exports.guarded_source)
         context_type = type(f"Call_{e.name}", (ctypes.Structure,), {"_fields_": fields}) if fields else None
-        wrapper = module._address(f"__export_try_{e.name}")
+        wrapper = runtime.address(f"__export_try_{e.name}")
         convert = bool if e.result == BOOL else None
 
         def call(*args, **keywords):
-            values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args)
+            values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args, runtime)
             context = context_type(*values) if context_type else None
             if e.output:
                 _flush_python()
             try:
-                module._guarded(wrapper, ctypes.addressof(context) if context is not None else None, e.faults)
+                runtime.guarded(wrapper, ctypes.addressof(context) if context is not None else None, e.faults)
             finally:
                 _release(held)
                 if e.output:
@@ -430,31 +529,31 @@ def _function(module: Module, e: Export):
         # the create wrapper takes a struct by address (pycoro's convention for aggregates)
         argtypes = [ctypes.c_void_p if isinstance(t, ExportStruct) else c
                     for _, t in e.params for _, c in _c_fields("", t)]
-        create = ctypes.PYFUNCTYPE(ctypes.c_void_p, *argtypes)(module._address(f"__export_{e.name}"))
-        fill = module._address(f"__export_try_fill_{e.name}")
-        destroy = module._address(f"__export_try_destroy_{e.name}")
+        create = ctypes.PYFUNCTYPE(ctypes.c_void_p, *argtypes)(runtime.address(f"__export_{e.name}"))
+        fill = runtime.address(f"__export_try_fill_{e.name}")
+        destroy = runtime.address(f"__export_try_destroy_{e.name}")
         code = e.item if isinstance(e.item, ExportStruct) else _ARRAY_CODES[str(e.item)]
-        generator_class = native_generator_type(module, e) if module._native and python_entries.native_step(e) \
+        generator_class = native_generator_type(runtime, e) if runtime.native and python_entries.native_step(e) \
             else GeneratorObject
 
         def call(*args, **keywords):
-            values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args)
+            values, held = _check_args(e, _bind(e, signature, args, keywords) if keywords else args, runtime)
             try:   # Generator and Stream are lazy: this runs none of the body (the frame copies its arguments)
                 frame = create(*(ctypes.addressof(v) if isinstance(v, ctypes.Structure) else v for v in values))
             except BaseException:
                 _release(held)
                 raise
             # the generator keeps the buffers (and their objects) until its frame is destroyed
-            return generator_class(module, e, frame, fill, destroy, code, held, values)
+            return generator_class._make(runtime, e, frame, fill, destroy, code, held, values)
     function = Function(call)
-    if module._native and python_entries.native_call(e):
+    if runtime.native and python_entries.native_call(e):
         # the native entry converts exact ints, floats and bools itself; `call` does the rest, and says what is wrong
-        function = Function(cpython.builtin_function(e.name, module._address(f"__py_call_{e.name}"), call,
-                                                     module._kept))
+        function = Function(cpython.builtin_function(e.name, runtime.address(f"__py_call_{e.name}"), call,
+                                                     runtime.kept))
     function.__name__ = function.__qualname__ = e.name
     function.__doc__ = f"{e.signature}\n\n{e.doc}" if e.doc else e.signature
     function.__signature__ = signature
-    function.__module__ = module.__name__
+    function.__module__ = module_name
     function._export = e
     return function
 
@@ -497,15 +596,35 @@ class GeneratorObject:
     """A PyCoro generator as a Python iterator and context manager: `close()`
     (or leaving a `with`, exhaustion, garbage collection) destroys its frame,
     running its pending `defer`s; using it after `close()` raises ValueError.
-    A panic while it runs is raised as a PanicError, and finishes it.
+    A panic while it runs is raised as a PanicError, and finishes it. As a
+    Python generator, one that is executing (a step, a close) can be neither
+    stepped nor closed (ValueError) by the Python code that runs meanwhile
+    (flushing stdout runs Python code, which may call back, or let another
+    thread in): each claims it first.
 
     This class steps the frame through ctypes, in batches where it may run
-    ahead; a generator of scalars gets a subclass whose `__next__` is native
-    (NativeSteps)."""
+    ahead, and hands out a batch's values one at a time (it is its own
+    iterator, as Python's generators are); a generator of scalars gets a
+    subclass whose `__next__` is native (NativeSteps)."""
 
-    def __init__(self, module: Module, export: Export, frame: int, fill: int, destroy: int, code: str,
+    def __new__(cls, *args, **keywords):
+        # as for CPython's generators, only a call of the function makes one
+        raise TypeError(f"cannot create '{cls.__module__}.{cls.__qualname__}' instances")
+
+    @classmethod
+    def _make(cls, *args):
+        gen = cls._allocate()
+        gen.__init__(*args)
+        return gen
+
+    _allocate = classmethod(object.__new__)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f"cannot pickle '{type(self).__module__}.{type(self).__qualname__}' object")
+
+    def __init__(self, runtime: Runtime, export: Export, frame: int, fill: int, destroy: int, code: str,
                  held: list[Buffer] = (), arguments: list = ()):
-        self._module = module                # keeps the compiled code alive
+        self._runtime = runtime              # keeps the compiled code loaded
         self._export = export
         self._arguments = arguments          # as the create wrapper took them (to_numpy may make it again)
         self._slot = ctypes.c_void_p(frame)  # the owning handle: the frame's address
@@ -513,8 +632,11 @@ class GeneratorObject:
         self._fill, self._closed = fill, False
         self._as_bool = export.item == BOOL
         # Destroying the frame must not wait for this object's __del__ ordering.
-        self._finalizer = weakref.finalize(self, _destroy_frame, destroy, self._slot, module, list(held))
-        self._items = None
+        self._finalizer = weakref.finalize(self, _destroy_frame, destroy, self._slot, runtime, list(held))
+        self._pending = None      # a panic to raise once the values made before it are handed out
+        self._ready = iter(())    # the values of the last batch not handed out yet
+        self._sizes = None        # the sizes of the batches to come (then a buffer and a context), from the first
+        self._executing = threading.Lock()
 
     def _new_buffer(self, cap: int):
         """Where a batch of values comes back: an array.array of scalars (slicing
@@ -523,40 +645,49 @@ class GeneratorObject:
             return (struct_ctype(self._code) * cap)()
         return array.array(self._code, bytes(array.array(self._code).itemsize * cap))
 
-    def _batches(self):
-        effects = self._export.output
-        buf = self._new_buffer(0)
-        context = _Fill(ctypes.addressof(self._slot), 0, 0, 0)
-        for cap in batch_sizes(self._export):
-            if len(buf) < cap:
-                buf = self._new_buffer(cap)
-            context.buf, context.cap = ctypes.addressof(buf) if isinstance(buf, ctypes.Array) else buf.buffer_info()[0], cap
-            if self._closed:
-                raise ValueError(f"{self._export.name}: generator used after close()")
-            if not self._slot.value:   # finished another way (to_numpy drained it)
-                return
-            if effects:
-                _flush_python()
-            try:
-                self._run_fill(context)
-            except PanicError:
-                if context.n:   # the values it made before, then the panic
-                    yield self._values(buf, context.n)
-                raise
-            finally:
-                if effects:
-                    _flush_c()
-            n = context.n
-            if n:
-                yield self._values(buf, n)
-            if n < cap:
-                self._finalizer()   # exhausted: destroy the frame now (not `closed`: next() says StopIteration)
-                return
+    def _next_batch(self):
+        """The first value of the next batch: the frame run for up to a batch
+        of values."""
+        self._claim()
+        try:
+            values = self._batch()
+        finally:
+            self._unclaim()
+        self._ready = iter(values)
+        return next(self)
+
+    def _batch(self) -> list:
+        self._check_open()
+        self._raise_pending()
+        if not self._slot.value:   # exhausted, or finished another way (a panic, to_numpy drained it)
+            raise StopIteration
+        if self._sizes is None:
+            self._sizes, self._buffer = batch_sizes(self._export), self._new_buffer(0)
+            self._context = _Fill(ctypes.addressof(self._slot), 0, 0, 0)
+        cap, context = next(self._sizes), self._context
+        if len(self._buffer) < cap:
+            self._buffer = self._new_buffer(cap)
+        buf = self._buffer
+        context.buf = ctypes.addressof(buf) if isinstance(buf, ctypes.Array) else buf.buffer_info()[0]
+        context.cap = cap
+        output = self._export.output
+        if output:
+            _flush_python()
+        try:
+            self._run_fill(context)
+        except PanicError as panic:   # raised after the values made before it
+            self._pending = panic
+        finally:
+            if output:
+                _flush_c()
+        if context.n < cap and self._slot.value:
+            self._finalizer()   # exhausted: destroy the frame now (not `closed`: next() says StopIteration)
+        return self._values(buf, context.n)
 
     def _run_fill(self, context: "_Fill") -> None:
         """One native call of the fill wrapper with `context`."""
         try:
-            self._module._guarded(self._fill, ctypes.addressof(context), self._export.faults)
+            self._runtime.guarded(self._fill, ctypes.addressof(context), self._export.faults)
         except PanicError:
             self._abandon()
             raise
@@ -573,18 +704,32 @@ class GeneratorObject:
             return [struct_result(self._code, buf[i]) for i in range(n)]
         return [bool(v) for v in buf[:n]] if self._as_bool else buf[:n]
 
+    def _claim(self) -> None:
+        """Mark the generator executing, if it is not already (ValueError):
+        what Python does to the frame is done in between `_claim` and `_unclaim`."""
+        if not self._executing.acquire(blocking=False):
+            raise ValueError(_EXECUTING)
+
+    def _unclaim(self) -> None:
+        self._executing.release()
+
     def _check_open(self) -> None:
         if self._closed:
             raise ValueError(f"{self._export.name}: generator used after close()")
 
+    def _raise_pending(self) -> None:
+        if self._pending is not None:
+            panic, self._pending = self._pending, None
+            raise panic
+
     def __iter__(self):
         self._check_open()
-        if self._items is None:   # iteration drains batches in C (itertools.chain), one native call per batch
-            self._items = itertools.chain.from_iterable(self._batches())
-        return self._items
+        return self
 
     def __next__(self):
-        return next(iter(self))
+        for value in self._ready:
+            return value
+        return self._next_batch()
 
     def to_numpy(self):
         """The generator's remaining values as a NumPy array of its item's dtype.
@@ -596,8 +741,18 @@ class GeneratorObject:
         if isinstance(item, ExportStruct):
             return np.array(list(self), dtype=object)
         dtype = np.dtype(_numpy_dtype(item))
-        if self._export.effects or self._items is not None or self._closed:
+        if self._export.effects or self._sizes is not None or self._closed:
             return np.fromiter(self, dtype)
+        self._claim()
+        try:
+            return self._fill_array(dtype)
+        finally:
+            self._unclaim()
+
+    def _fill_array(self, dtype):
+        """to_numpy of a generator without effects, claimed."""
+        import numpy as np
+        self._check_open()
         if self._untouched() and python_entries.native_collect(self._export):
             collected = self._collect(dtype)
             if collected is not None:
@@ -625,7 +780,7 @@ class GeneratorObject:
 
     def _untouched(self) -> bool:
         """Whether the frame is there and has never run."""
-        return self._items is None and bool(self._slot.value)
+        return self._sizes is None and bool(self._slot.value)
 
     def _collect(self, dtype):
         """All the values, from a generator made again from the arguments and
@@ -659,9 +814,9 @@ class GeneratorObject:
         """The collect into `cap` values at `address`: how many, or -1 (more).
         A panic finishes the generator."""
         e = self._export
-        context = self._module._collect_context(e)(*self._arguments, address, cap, 0)
+        context = self._runtime.collect_context(e)(*self._arguments, address, cap, 0)
         try:
-            self._module._guarded(self._module._address(f"__py_collect_{e.name}"), ctypes.addressof(context),
+            self._runtime.guarded(self._runtime.address(f"__py_collect_{e.name}"), ctypes.addressof(context),
                                   e.faults)
         except BaseException:
             self._finalizer()
@@ -669,10 +824,19 @@ class GeneratorObject:
         return context.n
 
     def close(self) -> None:
-        """Destroy the frame (running its pending defers). Closing twice is allowed."""
-        if not self._closed:
-            self._closed = True
-            self._finalizer()
+        """Destroy the frame (running its pending defers). Closing twice is
+        allowed; closing one that is executing is not (ValueError)."""
+        self._claim()
+        try:
+            if not self._closed:
+                self._closed = True
+                self._drop_ready()
+                self._finalizer()
+        finally:
+            self._unclaim()
+
+    def _drop_ready(self) -> None:
+        self._ready = iter(())   # values made ahead are dropped with the frame
 
     def __enter__(self):
         return self
@@ -693,15 +857,12 @@ class NativeSteps(GeneratorObject):
     (python_entries.GENERATOR_FIELDS); the step hands the end and a panic
     back to the methods here."""
 
+    _allocate = classmethod(cpython.allocate)   # (its native base cannot be instantiated)
+
     def __init__(self, *args, **keywords):
         super().__init__(*args, **keywords)
         self._slot_address = ctypes.addressof(self._slot)
         self._ask = 1 if self._export.lockstep else python_entries.FIRST_RUN_AHEAD
-        self._pending = None   # a panic to raise once the values made before it are handed out
-
-    def __iter__(self):
-        self._check_open()
-        return self
 
     def _ended(self):
         """The buffer is empty and the frame gone (closed, panicked) or just
@@ -713,15 +874,10 @@ class NativeSteps(GeneratorObject):
 
     def _panicked(self):
         try:
-            self._module._raise_panic()
+            self._runtime.raise_panic()
         except PanicError as panic:
             self._pending = panic
         self._abandon()
-
-    def _raise_pending(self) -> None:
-        if self._pending is not None:
-            panic, self._pending = self._pending, None
-            raise panic
 
     def _run_ahead(self) -> list:
         values = [next(self) for _ in range(self._count - self._index)]
@@ -731,16 +887,24 @@ class NativeSteps(GeneratorObject):
     def _untouched(self) -> bool:
         return self._count == 0 and self._index == 0 and bool(self._slot.value)
 
-    def close(self) -> None:
+    def _drop_ready(self) -> None:
         self._count = 0   # values made ahead are dropped with the frame
-        super().close()
+
+    def _claim(self) -> None:
+        if not self._runtime.claim(self):   # (the test and the mark the native step does)
+            raise ValueError(_EXECUTING)
+
+    def _unclaim(self) -> None:
+        self._running = 0
 
 
-def native_generator_type(module: Module, e: Export) -> type:
+def native_generator_type(runtime: Runtime, e: Export) -> type:
     """The Python class of generator `e`'s objects: its native step as
     `__next__`, the rest NativeSteps'."""
+    if runtime.claim is None:
+        runtime.claim = cpython.builtin_function("claim", runtime.address("__py_claim"), None, runtime.kept)
     values = 1 if e.lockstep else python_entries.RUN_AHEAD
-    base = cpython.iterator_type(f"steps_{e.name}", module._address(f"__py_next_{e.name}"),
+    base = cpython.iterator_type(f"steps_{e.name}", runtime.address(f"__py_next_{e.name}"),
                                  list(python_entries.GENERATOR_FIELDS), values * _item_size(e.item))
     return type(f"generator_{e.name}", (base, NativeSteps), {"__module__": "pycoro"})
 
@@ -755,6 +919,13 @@ def _generator_ended(gen: NativeSteps):
 
 def _generator_panicked(gen: NativeSteps):
     gen._panicked()
+
+
+_EXECUTING = "generator already executing"   # Python's own words
+
+
+def _generator_executing(gen: NativeSteps):
+    raise ValueError(_EXECUTING)
 
 
 # to_numpy's first try, in values: a small array from NumPy, without the
@@ -779,17 +950,26 @@ class _PyApi(ctypes.Structure):
 NATIVE = True
 
 
-def _destroy_frame(destroy: int, slot: ctypes.c_void_p, module: Module, held: list[Buffer] = ()) -> None:
+def _destroy_frame(destroy: int, slot: ctypes.c_void_p, runtime: Runtime, held: list[Buffer] = ()) -> None:
+    """Destroy the frame in `slot`, running its pending defers, and release
+    the buffers it viewed. A flush of Python's stdout that fails before does
+    not keep the frame: it is destroyed all the same, then the error raised."""
     try:
         if slot.value:
-            _flush_python()
             try:
-                module._guarded(destroy, ctypes.addressof(slot))   # runs pending defers, which may print (or panic)
+                _flush_python()
             finally:
-                _flush_c()
-                slot.value = 0
+                _run_destroy(destroy, slot, runtime)
     finally:
         _release(held)   # the frame no longer views them
+
+
+def _run_destroy(destroy: int, slot: ctypes.c_void_p, runtime: Runtime) -> None:
+    try:
+        runtime.guarded(destroy, ctypes.addressof(slot))   # runs pending defers, which may print (or panic)
+    finally:
+        slot.value = 0
+        _flush_c()
 
 
 # Python and the compiled code buffer stdout separately: around a call that may
@@ -798,7 +978,9 @@ _libc = ctypes.CDLL(None)
 
 
 def _flush_python() -> None:
-    sys.stdout.flush()
+    stdout = sys.stdout
+    if stdout is not None:   # none (pythonw, or set so): nothing to flush, as print() then writes nothing
+        stdout.flush()
 
 
 def _flush_c() -> None:

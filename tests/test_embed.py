@@ -454,7 +454,7 @@ def test_a_caught_panic_gives_back_the_native_levels_of_the_loops_it_left():
     frame, and abandons none. (It used to keep the count of the abandoned
     loop: every later call made its generators from the start.)"""
     module = pycoro.compile(LEVELS, name="levels.pc")
-    live_frames = ctypes.CFUNCTYPE(ctypes.c_int64)(module._address("__pc_live_frames"))
+    live_frames = ctypes.CFUNCTYPE(ctypes.c_int64)(module._runtime.address("__pc_live_frames"))
     with pytest.raises(pycoro.PanicError, match=r"^found at levels\.pc:9:37$"):
         module.until(700, 1)
     abandoned = live_frames()
@@ -646,6 +646,22 @@ def test_keywords_signatures_and_doc_comments():
         mod.add(1, c=3)   # named before the missing `b`, as Python's own call does
 
 
+
+def test_a_parameter_named_as_a_python_keyword_takes_a_trailing_underscore():
+    """PEP 8's `class_`, in the signature and as the keyword (the positions are
+    the same); more underscores where another parameter has that name. It
+    used to be an internal ValueError of inspect at compile time."""
+    import inspect
+    mod = pycoro.compile("fn area(class: i64, b: i64) -> i64 { return class * b; }\n"
+                         "fn g(lambda: i64, class_: i64, class: i64) -> Generator<i64> { yield lambda + class_ + class; }\n"
+                         "fn same(None: bool) -> bool { return None; }\n")
+    assert str(inspect.signature(mod.area)) == "(class_: 'i64', b: 'i64') -> 'i64'"
+    assert mod.area(2, 3) == 6 and mod.area(class_=2, b=4) == 8 and mod.same(None_=True) is True
+    assert str(inspect.signature(mod.g)) == "(lambda_: 'i64', class_: 'i64', class__: 'i64') -> 'Generator<i64>'"
+    assert list(mod.g(1, class_=20, class__=300)) == [321]
+    with pytest.raises(TypeError, match=r"^fn area\(class: i64, b: i64\) -> i64: got an unexpected keyword argument 'class'$"):
+        mod.area(**{"class": 1, "b": 2})
+
 def test_a_compile_error_comes_from_the_users_call():
     import traceback
     with pytest.raises(pycoro.CompileError) as err:
@@ -677,6 +693,41 @@ def test_structs_cross_as_named_tuples(cache, capfd):
     with pytest.raises(TypeError, match=r"field `x` must be f64, not str"):
         mod.norm2(("a", 1.0))
 
+
+
+
+def test_struct_fields_keep_their_names():
+    """LANGUAGE.md §9: the named tuple has the struct's field names, also those
+    starting with `_` (namedtuple renamed them: `S(_0=1, …)`, and ctypes
+    refused a field named `_fields_`); a Python keyword takes a trailing
+    underscore, as a parameter does, and so does a named tuple's own name."""
+    mod = pycoro.compile("struct S { _x: i64, class: f64, _fields_: bool, _make: i8 }\n"
+                         "fn f(s: S) -> S { return s; }\n"
+                         "fn g(n: i64) -> Generator<S> { for i in 0..n { yield S { _x: i, class: 0.5, _fields_: true, "
+                         "_make: 3 }; } }\n")
+    s = mod.f((1, 2.5, False, -4))
+    assert repr(s) == "S(_x=1, class_=2.5, _fields_=False, _make_=-4)" and repr(list(mod.g(1))) == \
+        "[S(_x=0, class_=0.5, _fields_=True, _make_=3)]"
+    assert (s._x, s.class_, s._fields_, s._make_) == (1, 2.5, False, -4) and s == (1, 2.5, False, -4)
+    assert s._fields == ("_x", "class_", "_fields_", "_make_")
+    assert s._asdict() == {"_x": 1, "class_": 2.5, "_fields_": False, "_make_": -4}
+    assert repr(s._replace(_x=7)) == "S(_x=7, class_=2.5, _fields_=False, _make_=-4)"
+    assert type(s)(1, 2.0, _fields_=True, _make_=0) == type(s)._make([1, 2.0, True, 0]) == (1, 2.0, True, 0)
+    assert mod.f(s) == s   # goes back in
+
+def test_a_generator_of_structs_is_its_own_iterator():
+    """As a Python generator is (`iter(g) is g`); it used to hand out an
+    itertools.chain over its batches, which went on yielding the values
+    fetched ahead after close()."""
+    mod = pycoro.compile("struct S { a: i16 }\n"
+                         "fn g(n: i64) -> Generator<S> { for i in 0..n { yield S { a: i as i16 }; } }\n")
+    g = mod.g(100)
+    assert iter(g) is g and next(g) == (0,) and next(g).a == 1
+    g.close()
+    for use in (next, iter, list):
+        with pytest.raises(ValueError, match=r"^g: generator used after close\(\)$"):
+            use(g)
+    assert list(mod.g(50)) == [(i,) for i in range(50)]   # batches of 16, then 32, then the end
 
 def test_a_program_may_name_things_as_the_wrappers_do(embedding, tmp_path, pycoro):
     """The export wrappers name their own things with `__` (exports.positional):
@@ -713,3 +764,234 @@ def test_the_package_lists_what_it_imports_on_first_use():
         assert name in dir(pycoro)
     assert pycoro.CompileError is diagnostics.CompileError and repr(pycoro.CompileError) == "<class 'pycoro.CompileError'>"
     assert type(pickle.loads(pickle.dumps(pycoro.CompileError([])))) is pycoro.CompileError
+
+
+# ---- misuse from Python: an exception, never a crash of the interpreter
+
+def in_another_python(code: str, embedding: str) -> str:
+    """What `code` prints, run by another Python with this embedding (native
+    entry points or Python wrappers alone), so that a crash fails the test
+    instead of ending pytest."""
+    import subprocess
+    import sys
+    setup = f"import pycoro, pycoro.embed\npycoro.embed.NATIVE = {embedding == 'native'}\n"
+    proc = subprocess.run([sys.executable, "-c", setup + code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+# named as the module's own attributes are, or as its internals were
+CLASHING = ("functions", "_exports", "_unexported", "_from_cache", "_runtime", "_functions",
+            "_loaded", "_kept", "_try", "_guarded", "_address", "_collect_context", "_collect_types",
+            "_raise_panic", "_native", "_init_native")
+NAMED_AS_THE_MODULE = """
+import gc
+names = NAMES
+source = "fn add(a: i64, b: i64) -> i64 { return a + b; }\\n" \\
+         "fn squares(n: i64) -> Generator<i64> { for i in 0..n { yield i * i; } }\\n" + \\
+         "".join(f"fn {name}() -> i64 {{ return {i}; }}\\n" for i, name in enumerate(names))
+mod = pycoro.compile(source)
+gc.collect()
+print(mod.add(1, 2), list(mod.squares(3)), mod.squares(3).to_numpy().tolist())
+print([mod.functions[name]() for name in names])
+print([name for name in names if callable(getattr(mod, name, None))])
+print(type(mod.functions).__name__, type(mod._exports).__name__, type(mod._from_cache).__name__)
+"""
+
+
+def test_an_export_named_as_the_modules_own_attributes_breaks_nothing(embedding):
+    """An export used to be set as an attribute over the module's internals
+    (`_loaded`, `_try`, …): a call then crashed the interpreter. The
+    internals are out of reach now; an export named as one of the module's
+    few own attributes is only in `functions`, any other is an attribute too."""
+    out = in_another_python(NAMED_AS_THE_MODULE.replace("NAMES", repr(CLASHING)), embedding)
+    assert out.splitlines() == [
+        "3 [0, 1, 4] [0, 1, 4]",
+        str(list(range(len(CLASHING)))),
+        str([name for name in CLASHING if name not in pycoro.embed.Module.__slots__ + ("functions",)]),
+        "dict dict bool",
+    ]
+
+
+CALLED_BACK = """
+import sys
+mod = pycoro.compile('''
+fn g(n: i64) -> Generator<i64> { defer print("g: closed"); for i in 0..n { print("g:", i); yield i; } }
+fn s(n: i64) -> Stream<i64> { defer print("s: closed"); for i in 0..n { print("s:", i); yield i; } }
+struct P { x: i64 }
+fn p(n: i64) -> Generator<P> { defer print("p: closed"); for i in 0..n { print("p:", i); yield P { x: i }; } }
+''')
+real = sys.stdout
+
+class CallingBack:
+    # a stdout whose flush (before a step that may print) uses the generator being stepped
+    def __init__(self, use):
+        self.use, self.refused = use, []
+    def write(self, text):
+        return real.write(text)
+    def flush(self):
+        real.flush()
+        use, self.use = self.use, None
+        if use is not None:
+            try:
+                use()
+            except ValueError as err:
+                self.refused.append(str(err))
+
+for make in (mod.g, mod.s, mod.p):
+    for use in (lambda gen: gen.close, lambda gen: gen.__next__, lambda gen: lambda: list(gen)):
+        gen = make(3)
+        next(gen)
+        sys.stdout = calling_back = CallingBack(use(gen))
+        value = next(gen)
+        sys.stdout = real
+        print(calling_back.refused, value, list(gen))
+"""
+
+
+def test_a_generator_that_is_executing_can_be_neither_stepped_nor_closed(embedding):
+    """As Python's generators: `ValueError: generator already executing`. A
+    step of a generator that may print flushes Python's stdout first, which
+    runs Python code: a flush that closed the generator destroyed the frame
+    the step then resumed (a crash)."""
+    out = in_another_python(CALLED_BACK, embedding).splitlines()
+    expected = []
+    for name, value in (("g", "1"), ("s", "1"), ("p", "P(x=1)")):
+        for _ in range(3):
+            expected += [f"{name}: 0", f"{name}: 1", f"{name}: 2", f"{name}: closed",
+                         f"['generator already executing'] {value} [{value.replace('1', '2')}]"]
+    assert out == expected
+
+
+CLOSED_FROM_A_THREAD = """
+import os, sys, threading, time
+mod = pycoro.compile('''
+fn g(n: i64) -> Generator<i64> { defer print("bye"); for i in 0..n { print(i); yield i; } }
+struct P { x: i64 }
+fn p(n: i64) -> Generator<P> { defer print("bye"); for i in 0..n { print(i); yield P { x: i }; } }
+''')
+shown = os.dup(1)
+os.dup2(os.open(os.devnull, os.O_WRONLY), 1)   # the generators' output
+said = set()
+for make in (mod.g, mod.p):
+    for _ in range(20):
+        gen, stop = make(1 << 40), []
+        def consume():
+            try:
+                for _ in gen:
+                    if stop:
+                        break
+            except ValueError as err:   # closed, or being closed, meanwhile
+                said.add(str(err))
+        consumer = threading.Thread(target=consume)
+        consumer.start()
+        time.sleep(0.001)
+        try:
+            gen.close()
+        except ValueError as err:   # it was executing
+            said.add(str(err))
+        stop.append(True)
+        consumer.join()
+        gen.close()
+os.dup2(shown, 1)
+print(said <= {"generator already executing", "g: generator used after close()", "p: generator used after close()"})
+"""
+
+
+def test_a_generator_closed_by_another_thread_while_it_runs(embedding):
+    """The flush before a step lets other threads in: a close() then found the
+    generator executing and destroyed its frame all the same (a crash)."""
+    assert in_another_python(CLOSED_FROM_A_THREAD, embedding) == "True\n"
+
+
+MADE_WITHOUT_A_CALL = """
+import copy
+mod = pycoro.compile('''
+fn g(n: i64) -> Generator<i64> { for i in 0..n { yield i; } }
+fn s(n: i64) -> Stream<i64> { for i in 0..n { yield i; } }
+struct P { x: i64 }
+fn p(n: i64) -> Generator<P> { for i in 0..n { yield P { x: i }; } }
+''')
+for make in (mod.g, mod.s, mod.p):
+    gen = make(2)
+    kind = type(gen)
+    for attempt in (lambda: kind(), lambda: kind.__new__(kind), lambda: copy.copy(gen)):
+        try:
+            print("made", next(attempt()))
+        except TypeError as err:
+            print(err)
+    if kind.__module__ == "pycoro":   # a native type's (CPython's own check)
+        try:
+            print("made", next(object.__new__(kind)))
+        except TypeError:
+            print("refused")
+    print(list(gen))
+"""
+
+
+def test_a_generator_object_is_made_only_by_calling_its_function(embedding):
+    """As CPython's generators: `type(g)()`, `type(g).__new__(type(g))` and
+    copies are refused. One made so had no frame, and its step ended the
+    process with a panic (a null pointer)."""
+    out = in_another_python(MADE_WITHOUT_A_CALL, embedding).splitlines()
+    expected = []
+    for name in ("g", "s", "p"):
+        kind = f"pycoro.generator_{name}" if embedding == "native" and name != "p" else "pycoro.embed.GeneratorObject"
+        expected += [f"cannot create '{kind}' instances"] * 2 + [f"cannot pickle '{kind}' object"]
+        expected += ["refused"] * (kind != "pycoro.embed.GeneratorObject")
+        expected.append("[P(x=0), P(x=1)]" if name == "p" else "[0, 1]")
+    assert out == expected
+
+
+FLUSHES_THAT_FAIL = """
+import sys
+mod = pycoro.compile('''
+fn g(xs: [u8]) -> Generator<i64> { defer print("g: closed"); for i in 0..xs.len() { print("g: made", i); yield xs[i] as i64; } }
+struct P { x: i64 }
+fn s(n: i64) -> Generator<P> { defer print("s: closed"); for i in 0..n { print("s: made", i); yield P { x: i }; } }
+fn p(a: i64) -> i64 { print("p:", a); return a + 1; }
+''')
+real = sys.stdout
+
+class BrokenPipe:
+    def write(self, text):
+        return len(text)
+    def flush(self):
+        raise BrokenPipeError(32, "Broken pipe")
+
+data = bytearray(b"\\x07\\x08\\x09")
+for gen in (mod.g(data), mod.s(3)):
+    print(next(gen), flush=True)
+    sys.stdout = BrokenPipe()
+    try:
+        gen.close()
+    except BrokenPipeError as err:
+        failed = err
+    sys.stdout = real
+    print(repr(failed), gen)
+    for use in (next, iter):
+        try:
+            use(gen)
+        except (ValueError, TypeError) as err:
+            print(type(err).__name__, err)
+data.extend(bytes(100_000))   # released with the frame: it may move
+sys.stdout = None
+results = [mod.p(1), list(mod.g(b"\\x05")), list(mod.s(1))]
+sys.stdout = real
+print(results)
+"""
+
+
+def test_a_flush_that_fails_or_no_stdout_at_all(embedding):
+    """A close() whose flush of sys.stdout fails destroys the frame all the
+    same (its defers run, its buffers are released), then raises the flush's
+    error: it used to leave the frame, which a later next() resumed with the
+    buffers released. And without a sys.stdout (pythonw, or None), a
+    function that may print has nothing to flush, as print() has nowhere to write."""
+    out = in_another_python(FLUSHES_THAT_FAIL, embedding).splitlines()
+    assert out == ["g: made 0", "7", "g: closed", "BrokenPipeError(32, 'Broken pipe') <pycoro generator g (closed)>",
+                   "ValueError g: generator used after close()", "ValueError g: generator used after close()",
+                   "s: made 0", "P(x=0)", "s: closed",
+                   "BrokenPipeError(32, 'Broken pipe') <pycoro generator s (closed)>",
+                   "ValueError s: generator used after close()", "ValueError s: generator used after close()",
+                   "p: 1", "g: made 0", "g: closed", "s: made 0", "s: closed", "[2, [5], [P(x=0)]]"]

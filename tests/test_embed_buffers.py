@@ -104,6 +104,25 @@ def test_a_pointer_into_a_slice_counts_as_a_write():
     assert writable == b"Xello"
 
 
+
+def test_a_bool_buffer_must_hold_bools():
+    """A PyCoro bool is the byte 0 or 1, and compiled code counts on it: a
+    NumPy view of other bytes as bool made wrong counts (and `b as i64` 255).
+    Its bytes are checked, and one with another byte is refused."""
+    mod = pycoro.compile("fn count(xs: [bool]) -> i64 { var n: i64 = 0; for v in xs { if v { n += 1; } } return n; }\n"
+                         "fn flags(xs: [bool]) -> Generator<bool> { for v in xs { yield v; } }\n")
+    good = np.array([True, False, True])
+    assert mod.count(good) == 2 and list(mod.flags(good)) == [True, False, True] and mod.count(np.zeros(0, bool)) == 0
+    assert mod.count(memoryview(bytes([1, 0, 1, 1])).cast("?")) == 3
+    bad = np.array([0, 2, 1, 255], np.uint8).view(np.bool_)
+    for name, call in (("fn count(xs: [bool]) -> i64", mod.count), ("fn flags(xs: [bool]) -> Generator<bool>", mod.flags)):
+        assert _refusal(lambda: call(bad)) == (
+            f"argument 1 (`xs: [bool]`) of {name} must hold bools, but item 1 is the byte 2 "
+            "(a bool is 0 or 1: a NumPy view of other bytes as bool is not)")
+    assert _refusal(lambda: mod.count(bad[3:])).endswith("item 0 is the byte 255 (a bool is 0 or 1: a NumPy view "
+                                                         "of other bytes as bool is not)")
+    assert mod.count(bad[2:3]) == 1   # a view of its bools
+
 def test_a_buffer_refused_for_its_own_reason_says_it(mod):
     released = memoryview(bytearray(16)).cast("d")
     released.release()

@@ -19,6 +19,11 @@ written against CPython's API, and so are these:
         into a buffer in the object at a time).
     fn __py_collect_NAME(context)
         `to_numpy()`'s: the generator made and drained in one call.
+    fn __py_claim(unused, args, nargs, kwnames) -> PyObject*
+        `claim(gen)`, for what Python does to a generator's frame (close,
+        to_numpy): marks it executing, or says it is already (a step is).
+    fn __py_all_bools(p, n) -> bool
+        whether a buffer lent to a `[bool]` parameter holds only bools.
 
 An export with a slice or struct parameter, or a struct result, has no
 native call (its Python wrapper converts them); a generator of structs has
@@ -47,6 +52,7 @@ API_HOOKS = (
     "panicked",             # raises the runtime's panic message as a PanicError
     "generator_ended",      # gen → raises StopIteration (destroying the frame), a pending panic or ValueError
     "generator_panicked",   # gen → finishes it, keeps the PanicError to raise after the values made before
+    "generator_executing",  # gen → raises ValueError: generator already executing
 )
 API_RUNTIME = {"try_": "__pc_try", "try_faults": "__pc_try_faults"}   # field → runtime function
 TRY = "fn(fn(ptr<u8>), ptr<u8>) -> i32"
@@ -137,8 +143,35 @@ fn __py_flush() -> bool {{
 GENERATOR_FIELDS = ("_slot_address",   # where the frame's owning handle is (embed.GeneratorObject._slot)
                     "_index",          # the next value in the buffer to hand out
                     "_count",          # how many values the buffer holds
-                    "_ask")            # how many values to ask the frame for next
+                    "_ask",            # how many values to ask the frame for next
+                    "_running")        # 1 while executing: stepped, or closed (by __py_claim's caller)
 FIRST_RUN_AHEAD, RUN_AHEAD = 8, 64
+
+# As Python's generators, one that is executing cannot be stepped or closed:
+# a step runs Python code (flushing stdout, the hooks), which may call back,
+# or let another thread in. Testing and marking in one native call (the GIL
+# held throughout) leaves no moment for either between them.
+_CLAIM = """
+fn __py_claim(unused: ptr<u8>, args: ptr<ptr<u8>>, nargs: i64, kwnames: ptr<u8>) -> ptr<u8> {
+    let o = args[0] as ptr<i64>;
+    if o[6] != 0 { return __py_new_ref(__py.false_); }
+    o[6] = 1;
+    return __py_new_ref(__py.true_);
+}
+"""
+
+
+# A PyCoro `bool` is the byte 0 or 1, and compiled code counts on it (LLVM
+# loads an `i1`: another byte reads as either, or as itself: `b as i64` is
+# 255), but a NumPy view of other bytes as bool is easily made. Checked for
+# each buffer lent to a `[bool]`: an `or` of all its bytes, vectorised.
+_ALL_BOOLS = """
+fn __py_all_bools(p: ptr<u8>, n: i64) -> bool {
+    var seen: u8 = 0;
+    for i in 0..n { seen |= p[i]; }
+    return seen <= 1;
+}
+"""
 
 
 def native_call(e: Export) -> bool:
@@ -164,14 +197,16 @@ def _scalar(t: Type) -> bool:
 
 def symbols(exported: list[Export]) -> tuple[str, ...]:
     """The entry points pycoro.embed looks up (kept visible by the pipeline)."""
+    steps = [f"__py_next_{e.name}" for e in exported if native_step(e)]
+    bools = any(isinstance(t, SliceT) and t.elem == BOOL for e in exported for _, t in e.params)
     return ("__py_init", *(f"__py_call_{e.name}" for e in exported if native_call(e)),
-            *(f"__py_next_{e.name}" for e in exported if native_step(e)),
+            *steps, *(("__py_claim",) if steps else ()), *(("__py_all_bools",) if bools else ()),
             *(f"__py_collect_{e.name}" for e in exported if native_collect(e)))
 
 
 def source(exported: list[Export]) -> str:
     """The entry points of `exported`, with what they share."""
-    out = [_HELPERS]
+    out = [_HELPERS, _CLAIM, _ALL_BOOLS]
     for e in exported:
         if native_call(e):
             out.append(_call_source(e))
@@ -248,6 +283,14 @@ def _step_source(e: Export) -> str:
         f"    let buffer = &o[{2 + len(GENERATOR_FIELDS)}] as ptr<{item}>;",
         "    let i = o[3];",
         f"    if i < o[4] {{ o[3] = i + 1; return {_object_of(e.item, 'buffer[i]')}; }}",
+        "    if o[6] != 0 { return __py.PyObject_CallOneArg(__py.generator_executing, gen); }",
+        "    o[6] = 1;",
+        f"    let r = __py_step_{e.name}(gen, o, buffer);",
+        "    o[6] = 0;",
+        "    return r;",
+        "}",
+        # the step proper, executing
+        f"fn __py_step_{e.name}(gen: ptr<u8>, o: ptr<i64>, buffer: ptr<{item}>) -> ptr<u8> {{",
         # the slot holding the owning handle; 0 once the frame is gone (exhausted, closed, panicked)
         f"    let slot = o[2] as ptr<{g}>;",
         "    if (slot as ptr<u64>)[0] == 0 { return __py.PyObject_CallOneArg(__py.generator_ended, gen); }",
