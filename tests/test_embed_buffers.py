@@ -105,6 +105,42 @@ def test_a_pointer_into_a_slice_counts_as_a_write():
 
 
 
+def test_writes_through_a_receiver_a_with_or_a_generators_value_count():
+    """The slice reaches the write through a struct's method, a `with`'s
+    binding or a generator's value: still the function's write."""
+    mod = pycoro.compile("""
+struct H { s: [u8] }
+impl H { fn set(self) { self.s[0] = 65u8; } fn get(self) -> u8 { return self.s[0]; } }
+fn by_method(xs: [u8]) { let h = H { s: xs }; h.set(); }
+fn reads(xs: [u8]) -> u8 { let h = H { s: xs }; return h.get(); }
+fn lend(xs: [u8]) -> Once<[u8]> { yield xs; }
+fn by_with(xs: [u8]) { with s in lend(xs) { s[0] = 66u8; } }
+fn hand(xs: [u8]) -> Generator<[u8]> { yield xs; }
+fn by_value(xs: [u8]) { var it = hand(xs); it.next(); let s = it.value(); s[0] = 67u8; }
+""")
+    data = bytes([1])
+    for call in (mod.by_method, mod.by_with, mod.by_value):
+        assert _refusal(lambda: call(data)).endswith("it is read-only, and the function may write through it")
+    assert data == bytes([1]) and mod.reads(data) == 1
+    writable = bytearray(3)
+    for call in (mod.by_method, mod.by_with, mod.by_value):
+        call(writable)
+        assert writable[0] in b"ABC"
+
+
+def test_a_function_that_may_keep_its_slice_is_not_exported():
+    """A buffer is lent for the call: one kept in a global would be used after
+    Python released it (the next call crashed the interpreter)."""
+    mod = pycoro.compile("var kept: [f64];\nfn keep(xs: [f64]) { kept = xs; }\n"
+                         "fn sum(xs: [f64]) -> f64 { var s = 0.0; for v in xs { s += v; } return s; }\n")
+    assert mod.sum(np.array([1.0, 2.0])) == 3.0
+    with pytest.raises(AttributeError) as err:
+        mod.keep
+    assert str(err.value) == ("'keep' cannot be called from Python: it may keep its slice `xs` after it returns "
+                              "(in a global, a spawned task, or through a function value): a buffer is lent to it "
+                              "only for the call")
+
+
 def test_a_bool_buffer_must_hold_bools():
     """A PyCoro bool is the byte 0 or 1, and compiled code counts on it: a
     NumPy view of other bytes as bool made wrong counts (and `b as i64` 255).
