@@ -10,7 +10,8 @@ In IPython or Jupyter, `%load_ext pycoro` adds the `%%pycoro` cell magic
 (pycoro/ipython.py).
 """
 __version__ = "0.1.0"
-__all__ = ["CompileError", "CompileWarning", "PanicError", "__version__", "compile", "compile_file"]
+__all__ = ["CompileError", "CompileWarning", "InternalCompilerError", "PanicError", "__version__", "compile",
+           "compile_file"]
 
 
 def load_ipython_extension(shell) -> None:
@@ -29,7 +30,7 @@ def __getattr__(name: str):
     if name in ("CompileError", "CompileWarning"):
         from .common import diagnostics
         return getattr(diagnostics, name)
-    if name in ("compile", "compile_file", "PanicError"):
+    if name in ("compile", "compile_file", "PanicError", "InternalCompilerError"):
         from . import embed
         return getattr(embed, name)
     raise AttributeError(f"module 'pycoro' has no attribute {name!r}")

@@ -17,6 +17,7 @@ reads and writes a buffer when Python would, as they would in Python.
 from __future__ import annotations
 
 import array
+import contextlib
 import ctypes
 import functools
 import inspect
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from . import arrays, cpython
 from .backend import jit, targets
-from .common.diagnostics import CompileError, CompileWarning, render_all
+from .common.diagnostics import CompileError, CompileWarning, Diagnostic, render_all
 from .pipeline.driver import Compilation, Options
 from .frontend import python_entries
 from .frontend.exports import Export, ExportStruct
@@ -67,10 +68,8 @@ def compile(source: str, name: str = "<string>", opt_level: int = 2, cache: bool
     `cache=False`: compile even if the on-disk cache has this program."""
     found: list = []
     options = Options(opt_level=opt_level, need_main=False)
-    try:
+    with _as_users_errors():
         module = Module(Compilation(source, name, Path.cwd(), options, warn=_collect(found)), cache)
-    except CompileError as err:
-        raise err.with_traceback(None) from None   # from the user's call, not from pycoro's insides
     _issue(found)
     return module
 
@@ -78,12 +77,36 @@ def compile(source: str, name: str = "<string>", opt_level: int = 2, cache: bool
 def compile_file(path: str | Path, opt_level: int = 2, cache: bool = True) -> "Module":
     found: list = []
     options = Options(opt_level=opt_level, need_main=False)
-    try:   # a missing file is a CompileError too
+    with _as_users_errors():   # a missing file is a CompileError too
         module = Module(Compilation.from_file(str(path), options, warn=_collect(found)), cache)
-    except CompileError as err:
-        raise err.with_traceback(None) from None
     _issue(found)
     return module
+
+
+class InternalCompilerError(RuntimeError):
+    """A bug in pycoro met while compiling (the CLI's `internal compiler
+    error`, exit status 70): the program may be fine. Its `__cause__` is
+    where pycoro failed, for a report."""
+
+
+InternalCompilerError.__module__ = "pycoro"
+
+
+@contextlib.contextmanager
+def _as_users_errors():
+    """A compile error from the user's call, not from pycoro's insides; a
+    program too deep for the compiler's recursion a CompileError as the CLI
+    says it; any other failure an InternalCompilerError (the CLI's status 70),
+    not a bare exception from somewhere inside."""
+    try:
+        yield
+    except CompileError as err:
+        raise err.with_traceback(None) from None
+    except RecursionError:
+        raise CompileError([Diagnostic("program is nested too deeply for pycoro", None)]) from None
+    except Exception as err:  # noqa: BLE001 - a bug in pycoro, whatever it is
+        raise InternalCompilerError(f"internal compiler error: {type(err).__name__}: {err} "
+                                    "(please report it)") from err
 
 
 def _collect(found: list):

@@ -995,3 +995,16 @@ def test_a_flush_that_fails_or_no_stdout_at_all(embedding):
                    "BrokenPipeError(32, 'Broken pipe') <pycoro generator s (closed)>",
                    "ValueError s: generator used after close()", "ValueError s: generator used after close()",
                    "p: 1", "g: made 0", "g: closed", "s: made 0", "s: closed", "[2, [5], [P(x=0)]]"]
+
+
+def test_a_bug_in_pycoro_is_an_internal_compiler_error(monkeypatch):
+    """As the CLI's exit status 70: not a bare exception from pycoro's insides."""
+    from pycoro.pipeline import driver
+
+    def broken(self):
+        raise KeyError("boom")
+    monkeypatch.setattr(driver.Compilation, "check", broken)
+    with pytest.raises(pycoro.InternalCompilerError) as err:
+        pycoro.compile("fn f() -> i64 { return 1; }", cache=False)
+    assert str(err.value) == "internal compiler error: KeyError: 'boom' (please report it)"
+    assert isinstance(err.value.__cause__, KeyError)
