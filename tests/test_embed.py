@@ -760,9 +760,10 @@ def test_the_package_lists_what_it_imports_on_first_use():
     import pickle
 
     from pycoro.common import diagnostics
-    for name in ("CompileError", "CompileWarning", "PanicError", "compile", "compile_file"):
+    for name in ("CompileError", "CompileWarning", "InternalCompilerError", "PanicError", "compile", "compile_file"):
         assert name in dir(pycoro)
     assert pycoro.CompileError is diagnostics.CompileError and repr(pycoro.CompileError) == "<class 'pycoro.CompileError'>"
+    assert repr(pycoro.InternalCompilerError) == "<class 'pycoro.InternalCompilerError'>"
     assert type(pickle.loads(pickle.dumps(pycoro.CompileError([])))) is pycoro.CompileError
 
 
