@@ -250,3 +250,16 @@ def test_slices_in_a_kernel_assemble_without_device_heap(pycoro, tmp_path, assem
     assembled = subprocess.run([str(assembler), "-arch=sm_80", str(out), "-o", str(tmp_path / "k.cubin")],
                                capture_output=True, text=True)
     assert assembled.returncode == 0, assembled.stderr
+
+
+def test_the_gpu_runtime_prints_a_u64_index_past_i64_unsigned():
+    """As the native runtime: a bounds panic's numbers that were u64s print
+    with %llu (one past i64's range printed negative)."""
+    import llvmlite.binding as llvm
+
+    from pycoro.middle import gpu
+    text = str(gpu.runtime_module())
+    for fmt in ("the index is %llu at", "the index is %lld at", "slice %llu..%lld out", "slice %lld..%llu out",
+                "slice %llu..%llu out", "slice %lld..%lld out"):
+        assert fmt in text, fmt
+    llvm.parse_assembly(text).verify()

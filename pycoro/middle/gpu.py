@@ -13,7 +13,7 @@ from llvmlite import ir
 from ..frontend.types import PtrT
 from . import intrinsics
 from .llvmcompat import I32, I64, PTR, gep, global_string
-from .runtime import RUNTIME, symbol
+from .runtime import RUNTIME, UNSIGNED_FIRST, UNSIGNED_HI, symbol
 
 # builtin → the intrinsic it reads (all `() -> i32`, read as u32) or calls
 GPU_INTRINSICS: dict[str, str] = {
@@ -63,7 +63,21 @@ def runtime_module(context: ir.Context | None = None) -> ir.Module:
         fn = ir.Function(module, RUNTIME[name], symbol(name))   # internalised once linked
         return fn, ir.IRBuilder(fn.append_basic_block("entry"))
 
-    def printf(b: ir.IRBuilder, fmt: str, values: list[ir.Value]) -> None:
+    def signedness(b: ir.IRBuilder, template: str, unsigned: ir.Value, flags: tuple[int, ...]) -> ir.Value:
+        """The format for a panic's numbers: `template`'s `{}`s become `%llu`
+        where `unsigned` has that number's flag (runtime.UNSIGNED_*: a u64
+        past i64's range), `%lld` elsewhere, chosen at run time."""
+        def spelled(mask: int) -> ir.Value:
+            return string(template.format(*("%llu" if mask & flag else "%lld" for flag in flags)))
+        masks = range(1 << len(flags))
+        taken = b.and_(unsigned, I32(sum(flags)))
+        chosen = spelled(0)
+        for mask in masks[1:]:
+            bits = sum(flag for i, flag in enumerate(flags) if mask & (1 << i))
+            chosen = b.select(b.icmp_unsigned("==", taken, I32(bits)), spelled(bits), chosen)
+        return chosen
+
+    def printf(b: ir.IRBuilder, fmt: str | ir.Value, values: list[ir.Value]) -> None:
         # vprintf takes the arguments packed in a buffer, each at its natural alignment
         if values:
             packed = ir.LiteralStructType([v.type for v in values])
@@ -73,7 +87,7 @@ def runtime_module(context: ir.Context | None = None) -> ir.Module:
             args = buf
         else:
             args = ir.Constant(PTR, None)
-        b.call(vprintf, [string(fmt), args])
+        b.call(vprintf, [string(fmt) if isinstance(fmt, str) else fmt, args])
 
     formats = {"print_i64": "%lld", "print_u64": "%llu", "print_str": "%s", "print_ptr": "%p",
                "print_f64": "%.17g"}
@@ -101,15 +115,15 @@ def runtime_module(context: ir.Context | None = None) -> ir.Module:
     b.call(trap, [])
     b.unreachable()
     fn, b = define("panic_bounds")
-    index, length, _unsigned, file, line, col = fn.args[:6]   # (a u64 past i64's range prints negative here)
-    printf(b, "panic: index out of bounds: the length is %lld but the index is %lld at %s:%d:%d\n",
-           [length, index, file, line, col])
+    index, length, unsigned, file, line, col = fn.args[:6]
+    printf(b, signedness(b, "panic: index out of bounds: the length is %lld but the index is {} at %s:%d:%d\n",
+                         unsigned, (UNSIGNED_FIRST,)), [length, index, file, line, col])
     b.call(trap, [])
     b.unreachable()
     fn, b = define("panic_slice")
-    lo, hi, length, _unsigned, file, line, col = fn.args[:7]
-    printf(b, "panic: slice %lld..%lld out of range for slice of length %lld at %s:%d:%d\n",
-           [lo, hi, length, file, line, col])
+    lo, hi, length, unsigned, file, line, col = fn.args[:7]
+    printf(b, signedness(b, "panic: slice {}..{} out of range for slice of length %lld at %s:%d:%d\n",
+                         unsigned, (UNSIGNED_FIRST, UNSIGNED_HI)), [lo, hi, length, file, line, col])
     b.call(trap, [])
     b.unreachable()
     fn, b = define("coro_alloc")
