@@ -243,6 +243,11 @@ def test_yield_from_a_stream_hints_at_a_loop():
      "fn await_suspend(mut self, _h: Handle) {} fn await_resume(mut self) {} }\n"
      "promise P { abi switch; fn return_void(mut self) {} }\nfn g() -> P { await W {}; }\n"
      "fn main() { let _h = g(); }\n", ["5:21: `W` does not follow the awaiter protocol"]),
+    # a handle is a pointer: a struct holding a Generator of itself is finite,
+    # and refused for what its promise state would hold
+    ("struct L { g: Generator<L> }\nfn main() {}\n",
+     ["1:15: `Generator<L>` would keep a coroutine handle in its promise state (`current`), which is not "
+      "supported yet"]),
 ])
 def test_declarations_a_program_may_not_make(source, expected):
     assert [f"{d.span.line}:{d.span.col}: {d.message}" for d in refused(source)] == expected

@@ -71,6 +71,7 @@ class ProgramChecker(PromiseDecls):
         self.globals: dict[str, GlobalVar] = {}
         self.layouts = StructLayouts(self.struct_fields)
         self._laying_out: set[StructT] = set()
+        self._promise_types_pending: list = []   # (promises.py) handle types named while laying out
         self._impl_targets: dict[ast.ImplDecl, Type] = {}
         # Each promise's `var`s form a struct (the promise state, in the frame);
         # its hooks are methods of that struct.
@@ -296,6 +297,8 @@ class ProgramChecker(PromiseDecls):
             self._contained(ft)
         self._laying_out.discard(t)
         self.layouts.record(t, fields)
+        while not self._laying_out and self._promise_types_pending:
+            self._checked_promise_type(*self._promise_types_pending.pop(0))
         return self.layouts.fields(t)
 
     def _contained(self, t: Type) -> None:

@@ -68,6 +68,15 @@ class PromiseDecls:
             # (the second: named in its own promise state, `var child: ptr<Generator<T>>`;
             # checked where that state's layout was asked for)
             return t
+        if self._laying_out:
+            # named in a struct being laid out, `struct L { g: Generator<L> }`: a
+            # handle is a pointer, so L is not infinite, but its promise state
+            # may hold an L; checked once every struct being laid out is
+            self._promise_types_pending.append((t, use))
+            return t
+        return self._checked_promise_type(t, use)
+
+    def _checked_promise_type(self, t: PromiseT, use: Span) -> Type:
         held = [name for name, ft in self.struct_fields(self.promise_state(t))
                 if self.layouts.owns(ft)]
         if held:
