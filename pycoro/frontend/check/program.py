@@ -442,7 +442,8 @@ class ProgramChecker(PromiseDecls):
         notes: list[tuple[str, Span | None]] = []
         while id(inst) in self.requests and len(notes) < self.MAX_INSTANTIATION_NOTES:
             requester, at = self.requests[id(inst)]
-            notes.append((M.instantiated_here(inst.display), at))
+            if not notes or notes[-1][1] != at:   # a recursion: one note for the call it repeats
+                notes.append((M.instantiated_here(inst.display), at))
             if requester is None:
                 break
             inst = requester
