@@ -17,7 +17,6 @@ reads and writes a buffer when Python would, as they would in Python.
 from __future__ import annotations
 
 import array
-import contextlib
 import ctypes
 import functools
 import inspect
@@ -68,8 +67,11 @@ def compile(source: str, name: str = "<string>", opt_level: int = 2, cache: bool
     `cache=False`: compile even if the on-disk cache has this program."""
     found: list = []
     options = Options(opt_level=opt_level, need_main=False)
-    with _as_users_errors():
+    try:
         module = Module(Compilation(source, name, Path.cwd(), options, warn=_collect(found)), cache)
+    except Exception as err:  # noqa: BLE001 - each kind is told apart by _for_the_user
+        error, cause = _for_the_user(err)
+        raise error from cause
     _issue(found)
     return module
 
@@ -77,8 +79,11 @@ def compile(source: str, name: str = "<string>", opt_level: int = 2, cache: bool
 def compile_file(path: str | Path, opt_level: int = 2, cache: bool = True) -> "Module":
     found: list = []
     options = Options(opt_level=opt_level, need_main=False)
-    with _as_users_errors():   # a missing file is a CompileError too
+    try:   # a missing file is a CompileError too
         module = Module(Compilation.from_file(str(path), options, warn=_collect(found)), cache)
+    except Exception as err:  # noqa: BLE001 - each kind is told apart by _for_the_user
+        error, cause = _for_the_user(err)
+        raise error from cause
     _issue(found)
     return module
 
@@ -92,21 +97,17 @@ class InternalCompilerError(RuntimeError):
 InternalCompilerError.__module__ = "pycoro"
 
 
-@contextlib.contextmanager
-def _as_users_errors():
-    """A compile error from the user's call, not from pycoro's insides; a
-    program too deep for the compiler's recursion a CompileError as the CLI
-    says it; any other failure an InternalCompilerError (the CLI's status 70),
-    not a bare exception from somewhere inside."""
-    try:
-        yield
-    except CompileError as err:
-        raise err.with_traceback(None) from None
-    except RecursionError:
-        raise CompileError([Diagnostic("program is nested too deeply for pycoro", None)]) from None
-    except Exception as err:  # noqa: BLE001 - a bug in pycoro, whatever it is
-        raise InternalCompilerError(f"internal compiler error: {type(err).__name__}: {err} "
-                                    "(please report it)") from err
+def _for_the_user(err: Exception) -> tuple[Exception, Exception | None]:
+    """What compiling raises for `err`, and the cause it names: a compile error
+    from the user's call, not from pycoro's insides; a program too deep for the
+    compiler's recursion a CompileError, as the CLI says it; any other failure
+    an InternalCompilerError (the CLI's status 70) that names where pycoro
+    failed, not a bare exception from somewhere inside."""
+    if isinstance(err, CompileError):
+        return err.with_traceback(None), None
+    if isinstance(err, RecursionError):
+        return CompileError([Diagnostic("program is nested too deeply for pycoro", None)]), None
+    return InternalCompilerError(f"internal compiler error: {type(err).__name__}: {err} (please report it)"), err
 
 
 def _collect(found: list):

@@ -105,6 +105,19 @@ def test_a_pointer_into_a_slice_counts_as_a_write():
 
 
 
+def test_a_slice_handed_to_c_counts_as_a_write():
+    """An `extern fn` gets a pointer and a length: C may write through it."""
+    mod = pycoro.compile("extern fn bzero(xs: [u8]);\n"
+                         "fn clear(xs: [u8]) -> u8 { bzero(xs); return xs[0]; }\n"
+                         "fn tail(xs: [u8]) -> u8 { clear(xs[1..]); return xs[0]; }\n")
+    data = b"hello"
+    for call in (lambda: mod.clear(data), lambda: mod.tail(data)):
+        assert _refusal(call).endswith("it is read-only, and the function may write through it")
+    assert data == b"hello"
+    writable = bytearray(b"hello")
+    assert mod.tail(writable) == ord("h") and writable == b"h\0\0\0\0"
+
+
 def test_writes_through_a_receiver_a_with_or_a_generators_value_count():
     """The slice reaches the write through a struct's method, a `with`'s
     binding or a generator's value: still the function's write."""

@@ -214,7 +214,70 @@ def test_two_exports_with_one_c_name_are_an_error(tmp_path, pycoro):
     (tmp_path / "x.pc").write_text("fn g() -> Generator<i64> { yield 1; }\nfn g_next() -> i64 { return 0; }\n")
     result = pycoro("build", "--emit", "shared", "-o", "libx.so", "x.pc", cwd=tmp_path)
     assert result.returncode == 1
-    assert result.stderr.startswith("error: the C name `x_g_next` would be given to two exports of this library")
+    assert result.stderr.startswith("error: the C name `x_g_next` would be given to two things this library exports")
+
+
+@pytest.mark.parametrize("source, clash", [
+    ("struct f_gen { x: i64 }\nfn f() -> Generator<i64> { yield 1; }\nfn g(s: f_gen) -> i64 { return s.x; }\n",
+     "x_f_gen"),                                          # a struct and a generator's handle type
+    ("fn f() -> Generator<i64> { yield 1; }\nfn f_gen() -> i64 { return 1; }\n", "x_f_gen"),
+    ("struct Duo<A, B> { a: A, b: B }\nstruct Duo_i64_f64 { z: u8 }\n"
+     "fn f(a: Duo<i64, f64>, b: Duo_i64_f64) -> f64 { return a.b + (b.z as f64); }\n", "x_Duo_i64_f64"),
+    ("struct live_frames { x: i64 }\nfn g(s: live_frames) -> i64 { return s.x; }\n", "x_live_frames"),
+])
+def test_two_types_or_functions_with_one_c_name_are_an_error(tmp_path, pycoro, source, clash):
+    """Every name the header declares, not only the functions' (the header
+    did not compile)."""
+    (tmp_path / "x.pc").write_text(source)
+    result = pycoro("build", "--emit", "shared", "-o", "libx.so", "x.pc", cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"error: the C name `{clash}` would be given to two things this library exports" in result.stderr
+
+
+def test_c_keywords_and_the_headers_names_take_an_underscore(tmp_path, pycoro):
+    """Parameters and fields named `int`, `class`, `bool`, `int64_t`, or
+    like another parameter of the C list (`result`, `xs_len`)."""
+    (tmp_path / "kw.pc").write_text(
+        "struct S { int: i64, class: i32, const: u8 }\n"
+        "fn f(int: i64, char: u8, result: i64, int64_t: i64, xs: [f64], xs_len: i64) -> S {\n"
+        "    var s: S; s.int = int + result + int64_t + xs_len + (xs.len() as i64); s.class = char as i32; return s;\n}\n"
+        "fn g(bool: bool, NULL: i8) -> i64 { if bool { return NULL as i64; } return 0; }\n")
+    result = pycoro("build", "--emit", "shared", "-o", "libkw.so", "kw.pc", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    header = (tmp_path / "kw.h").read_text()
+    assert "typedef struct { int64_t int_; int32_t class_; uint8_t const_; } kw_S;   /* S */" in header
+    assert ("void kw_f(kw_S *result, int64_t int_, uint8_t char_, int64_t result_, int64_t int64_t_, "
+            "const double *xs, int64_t xs_len_, int64_t xs_len);") in header
+    assert "int64_t kw_g(bool bool_, int8_t NULL_);" in header
+    (tmp_path / "main.c").write_text('#include <stdio.h>\n#include "kw.h"\n'
+                                     "int main(void) { double d[2] = {1, 2}; kw_S s; kw_f(&s, 1, 2, 3, 4, d, 2, 5);\n"
+                                     '  printf("%lld %d %lld\\n", (long long)s.int_, s.class_, (long long)kw_g(true, 7));'
+                                     " return 0; }\n")
+    build = subprocess.run([c_compiler(), "-std=c99", "-Wall", "-Wextra", "-Werror", "main.c", "-L.", "-lkw",
+                            "-Wl,-rpath,$ORIGIN", "-o", "main"], cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, timeout=60)
+    assert run.stdout == "15 2 7\n"
+    cpp = subprocess.run(["c++", "-std=c++17", "-Wall", "-Werror", "-fsyntax-only", "-x", "c++", "kw.h"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert cpp.returncode == 0, cpp.stderr
+
+
+@pytest.mark.parametrize("output, prefix", [
+    ("libgen.so", "gen"), ("out/libmy-math.so", "my_math"), ("libmy.math.so", "my_math"), ("libx.so.1.2", "x"),
+    ("lib3d.so", "lib3d"), ("lib_x.so", "lib_x"), ("libAB.so", "AB"), ("gen.so", "gen"), ("lib.so", "lib"),
+])
+def test_the_prefix_is_a_c_name_c_does_not_reserve(output, prefix):
+    from pycoro.backend.clib import prefix_for
+    assert prefix_for(output) == prefix
+
+
+def test_a_slice_handed_to_c_is_not_const(tmp_path, pycoro):
+    """An `extern fn` may write through what it gets: a caller's `const`
+    memory was written (a segfault in read-only memory)."""
+    (tmp_path / "x.pc").write_text("extern fn host_w(xs: [f64]);\nfn g(xs: [f64]) -> f64 { host_w(xs); return xs[0]; }\n")
+    assert pycoro("build", "--emit", "shared", "-o", "libx.so", "x.pc", cwd=tmp_path).returncode == 0
+    assert "double x_g(double *xs, int64_t xs_len);" in (tmp_path / "x.h").read_text()
 
 
 def test_shared_is_for_the_native_target(tmp_path, pycoro):

@@ -448,8 +448,10 @@ class OwnershipPass(ViewRules):
                 self.value(a)
             else:
                 self._argument(a, fn, i + offset, e)
-            if fn is None or not fn.is_extern:   # C gets a pointer and a length: its business, as `ptr`'s
+            if fn is None or not fn.is_extern:
                 self._pass_views(e, a, fn, i + offset)
+            else:   # C gets a pointer and a length: its business, as a `ptr`'s (`&xs[i]`)
+                self._pass_to_c(a)
         if receiver is not None:
             # the method reads its receiver after the arguments ran (by address, or
             # a copy taken before them): none of them may have moved part of it
