@@ -141,6 +141,32 @@ fn by_value(xs: [u8]) { var it = hand(xs); it.next(); let s = it.value(); s[0] =
         assert writable[0] in b"ABC"
 
 
+def test_writes_through_a_handle_passed_on_reassigned_or_iterated_count():
+    """A generator handle handed to a function, a handle reassigned, a
+    Stream's value() and a struct iterable's own next(): each carries what
+    its slices view to the write."""
+    mod = pycoro.compile("""
+fn gen(xs: [u8]) -> Generator<[u8]> { yield xs; }
+fn consume(g: Generator<[u8]>) { for p in g { p[0] = 88u8; } }
+fn handed(xs: [u8]) { consume(gen(xs)); }
+var spare: [u8; 3];
+fn reassigned(xs: [u8]) { var g = gen(spare[..]); g = gen(xs); g.next(); let p = g.value(); p[0] = 88u8; }
+fn sgen(xs: [u8]) -> Stream<[u8]> { yield xs; }
+fn streamed(xs: [u8]) { var s = sgen(xs); s.next(); let p = s.value(); p[1] = 89u8; }
+struct Scrub { xs: [u8], i: i64 }
+impl Scrub {
+    fn next(mut self) -> bool { if self.i >= self.xs.len() { return false; } self.xs[self.i] = 0u8; self.i += 1; return true; }
+    fn value(self) -> i64 { return self.i; }
+}
+fn scrubbed(xs: [u8]) { for _v in (Scrub { xs: xs, i: 0 }) {} }
+fn reads(xs: [u8]) -> i64 { var n = 0; for p in gen(xs) { n += p[0] as i64; } return n; }
+""")
+    data = b"abc"
+    for call in (mod.handed, mod.reassigned, mod.streamed, mod.scrubbed):
+        assert _refusal(lambda: call(data)).endswith("it is read-only, and the function may write through it")
+    assert data == b"abc" and mod.reads(data) == ord("a")
+
+
 def test_a_function_that_may_keep_its_slice_is_not_exported():
     """A buffer is lent for the call: one kept in a global would be used after
     Python released it (the next call crashed the interpreter)."""

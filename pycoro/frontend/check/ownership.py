@@ -207,6 +207,10 @@ class OwnershipPass(ViewRules):
             self.expr(s.end)
         elif isinstance(s.iter, ast.Call) and isinstance(self.types.get(s.iter), PromiseT):
             self.inst.elide_safe.add(id(s.iter))   # the for statement owns and destroys it
+        protocol = self.inst.iters.get(s)
+        if protocol is not None and isinstance(protocol.next, FnInstance) and not protocol.next.is_extern:
+            # a struct's own `next` runs on the iterable as a method on its receiver
+            self._pass_views(s.iter, s.iter, protocol.next, 0)
         # `for v in xs` views what xs does; `for part in halves(d[..])`, what the
         # generator's arguments do (its values may be slices of them)
         self._loop_body(s.body, s, s.iter if s.end is None else None)

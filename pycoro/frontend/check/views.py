@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .. import ast, intrinsics
 from .. import messages as M
-from ..program import BuiltinCall, DirectCall, FnInstance, GlobalVar, LocalVar
+from ..program import BuiltinCall, DirectCall, FnInstance, GlobalVar, HandleCall, LocalVar
 from ..types import PromiseT, PtrT, SliceT
 from .borrows import Borrow, Origin, Passed, place_root
 
@@ -59,6 +59,8 @@ class ViewRules:
         target = self.inst.calls.get(call)
         if isinstance(target, BuiltinCall) or target is None:
             return NONE   # `slice(p, n)`: the pointer's memory
+        if isinstance(target, HandleCall):   # a Stream's `value()` is what its frame yields
+            return self.origins(target.receiver) if target.receiver is not None else NONE
         found = frozenset().union(*(self.origins(a) for a in call.args))
         if isinstance(target, DirectCall) and target.receiver is not None:
             receiver = target.receiver
@@ -97,7 +99,7 @@ class ViewRules:
     # ---- the rules
     def _check_stored(self, target: ast.Expr, value: ast.Expr) -> None:
         """`target = value`: where the value's slices go may not outlive what they view."""
-        if not self.layouts.views(self.types.get(value)):
+        if not self._carries_views(self.types.get(value)):
             return
         found = self.origins(value)
         root, through = place_root(target, self.types, (PtrT, SliceT))
@@ -164,7 +166,7 @@ class ViewRules:
     def _pass_views(self, call: ast.Call, arg: ast.Expr, fn: FnInstance | None, index: int) -> None:
         """`arg` goes to parameter `index` of `fn` (None: through a function
         value, whose doings are unknown)."""
-        if not self.layouts.views(self.types.get(arg)):
+        if not self._carries_views(self.types.get(arg)):
             return
         if fn is not None and fn.decl.kind == "intrinsic" and index in intrinsics.KEEPS.get(fn.decl.name, ()):
             self._escapes(arg, self.origins(arg), M.slice_stored(None), kept=True)
