@@ -176,7 +176,8 @@ def test_a_function_that_may_keep_its_slice_is_not_exported():
     with pytest.raises(AttributeError) as err:
         mod.keep
     assert str(err.value) == ("'keep' cannot be called from Python: it may keep its slice `xs` after it returns "
-                              "(in a global, a spawned task, or through a function value): a buffer is lent to it "
+                              "(in a global, a spawned task, a function value, or what a pointer or `mut self` "
+                              "reaches): a buffer is lent to it "
                               "only for the call")
 
 

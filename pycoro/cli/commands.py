@@ -139,7 +139,9 @@ def _failed(err: Exception) -> int:
         # the reader went away (`pycoro explain f.pc | head`): nothing more to
         # say, as `build -o - | head` ends; Python's own flush at exit must not
         # meet the closed pipe again
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
         return 0
     # every other failure is ours
     print(f"internal compiler error: {type(err).__name__}: {err}", file=sys.stderr)

@@ -253,8 +253,8 @@ def _reason(d: ast.FnDecl, f: FnInstance | None, layouts: StructLayouts) -> str:
                     "structs of them and slices of scalars cross to Python and C")
     kept = _kept_slice(f)
     if kept is not None:
-        return (f"it may keep its slice `{kept}` after it returns (in a global, a spawned task, or through "
-                "a function value): a buffer is lent to it only for the call")
+        return (f"it may keep its slice `{kept}` after it returns (in a global, a spawned task, a function "
+                "value, or what a pointer or `mut self` reaches): a buffer is lent to it only for the call")
     return (f"its result `{f.ret}` is {_kind_of(f.ret, layouts, result=True)}: only a scalar, a struct of them, "
             "nothing, or a Generator or Stream of one of those crosses to Python and C")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from . import ast
 from .gpu import GPU_BUILTINS
+from .types import PtrT, StructT
 from . import messages as M
 from .parser import parse, parse_cached
 from ..common.diagnostics import CompileError, Diagnostic, Reporter, Sources, Span, decode_source
@@ -189,13 +190,12 @@ def takes_caller(params: list) -> bool:
     """Whether a function's last parameter (of types `params`) is a
     `ptr<__Caller>`: every call fills it with the call's position and does
     not write it, as Rust's #[track_caller], so the function's panics name
-    the line that called it, not the stdlib's own (stdlib/prelude.pc)."""
-    if not params:
-        return False
-    last = params[-1]
-    elem = getattr(last, "elem", None)
-    decl = getattr(elem, "decl", None)
-    return decl is not None and decl.name == CALLER and in_stdlib(span_of(decl).file)
+    the line that called it, not the stdlib's own (stdlib/prelude.pc).
+    Plain functions, methods and async fns only: the calls of generators
+    that middle/irgen/statements.py emits itself do not pass one."""
+    last = params[-1] if params else None
+    return isinstance(last, PtrT) and isinstance(last.elem, StructT) and last.elem.decl.name == CALLER \
+        and in_stdlib(span_of(last.elem.decl).file)
 
 
 def span_of(decl: ast.Decl) -> Span:

@@ -54,7 +54,7 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
                 self.r.error(M.async_not_awaited(name), e.span)
             else:   # neither `await` nor `spawn` is open to it: say what is
                 self.r.error(M.async_called_outside(name, self.inst.display), e.span,
-                             hint=M.async_main_hint() if self.inst.decl.name == "main" else None)
+                             hint=M.async_main_hint() if self.inst.display == "main" else None)
             return False
         return True
 
@@ -142,12 +142,13 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
 
 
 def _written_callee(e: ast.Call) -> str:
-    """How the program names what it calls, for a message (`ch.send`)."""
-    match e.callee:
-        case ast.Field(base=ast.Name(name=base), name=name):
-            return f"{base}.{name}"
-        case ast.Field(name=name):
-            return f"(…).{name}"
-        case ast.Name(name=name) | ast.GenericName(name=name):
-            return name
-    return "it"
+    """How the program names what it calls, for a message (`ch.send`,
+    `self.ch.send`; `(…).send` on a receiver that is not a path)."""
+    def path(x: ast.Expr) -> str:
+        match x:
+            case ast.Field(base=base, name=name):
+                return f"{path(base)}.{name}"
+            case ast.Name(name=name) | ast.GenericName(name=name):
+                return name
+        return "(…)"
+    return path(e.callee)

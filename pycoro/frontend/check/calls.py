@@ -37,9 +37,9 @@ def handle_kind(t: Type) -> str:
     return "handle" if t == HANDLE else ""
 
 
-def _written(params: list[Type], e: ast.Call) -> tuple[list[Type], Span | None]:
-    """The parameters a call writes arguments for, and where the call is when
-    the callee takes its caller (resolve.takes_caller: never written)."""
+def _explicit(params: list[Type], e: ast.Call) -> tuple[list[Type], Span | None]:
+    """The parameters a call has arguments for, and where the call is when
+    the callee takes its caller (resolve.takes_caller: never an argument)."""
     if takes_caller(params):
         return params[:-1], e.span
     return params, None
@@ -149,7 +149,7 @@ class CallRules:
             return ERROR
         subst = dict(zip(decl.generics, targs))
         inst = self.p.instantiate(decl, subst, targs, at=e.span)
-        params, site = _written([t for _, t in inst.params], e)
+        params, site = _explicit([t for _, t in inst.params], e)
         self._check_args(e, decl.name, params, e.args, decl.varargs,
                          extern=decl.kind == "extern", checked=checked)
         if decl.kind == "intrinsic" and inst.ret is not ERROR \
@@ -166,7 +166,7 @@ class CallRules:
         here, once; `_check_args` then only matches it to its parameter."""
         tv = {g: TypeVar(g) for g in decl.generics}
         ptypes = [self.p.resolve_type(p.type, tv) for p in decl.params if not p.is_self]
-        ptypes, _ = _written(ptypes, e)
+        ptypes, _ = _explicit(ptypes, e)
         if len(ptypes) != len(e.args):
             self.r.error(M.arity(decl.name, len(ptypes), len(e.args)), e.span)
             self._args_unchecked(e)
@@ -245,7 +245,7 @@ class CallRules:
             return ERROR
         if inst.self_mode == "ref":
             self._check_mut_receiver(callee.base, callee.name)
-        params, site = _written([t for _, t in inst.params[1:]], e)
+        params, site = _explicit([t for _, t in inst.params[1:]], e)
         self._check_args(e, callee.name, params, e.args, checked=checked)
         return inst.ret if self._call(e, DirectCall(inst, callee.base, site)) else ERROR
 
