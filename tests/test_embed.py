@@ -64,7 +64,8 @@ def test_only_what_python_can_call_is_exported(mod):
 
 
 @pytest.mark.parametrize("name, why", [
-    ("generic", "it is generic: Python cannot choose its type arguments; export a function that calls it"),
+    ("generic", "it is generic: a caller from Python or C cannot choose its type arguments; export a function "
+                "that calls it"),
     ("by_pointer", "parameter `p: ptr<i64>` is a pointer: only scalars (`iN uN fN bool`), structs of them and "
                    "slices of scalars cross to Python and C"),
     ("fresh_q", "its result `Q` is a struct whose field `p: ptr<i64>` does not cross: only a scalar, a struct "

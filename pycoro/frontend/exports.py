@@ -239,12 +239,12 @@ def unexported(modules: list[ast.Module], program: CheckedProgram, found: list[E
 def _reason(d: ast.FnDecl, f: FnInstance | None, layouts: StructLayouts) -> str:
     kinds = {"async": "it is an `async fn`: it runs on std/async's scheduler, among other tasks, not as a call",
              "kernel": "it is a GPU kernel: launch it with pycoro.gpu",
-             "extern": "it is a C function (`extern fn`): call it through ctypes",
+             "extern": "it is a C function (`extern fn`) the program calls: it is defined outside it",
              "intrinsic": "it is an intrinsic of the compiler"}
     if d.kind in kinds:
         return kinds[d.kind]
     if d.generics:
-        return "it is generic: Python cannot choose its type arguments; export a function that calls it"
+        return "it is generic: a caller from Python or C cannot choose its type arguments; export a function that calls it"
     if f is None:
         return "it did not compile"
     for name, t in f.params:
