@@ -135,8 +135,8 @@ PanicError.__module__ = "pycoro"   # met as pycoro.PanicError
 class Module:
     """A compiled program as Python sees it: each exported function is an
     attribute, and in `functions`. The module's own attributes are few and
-    fixed (`functions`, `_exports`, `_unexported`, `_from_cache`, `_runtime`,
-    `_functions`); what the compiled code needs is in `_runtime`, which no
+    fixed (`_MODULE_OWN`: `functions`, `_exports`, `_runtime`, … and
+    object's); what the compiled code needs is in `_runtime`, which no
     PyCoro name can reach. An export with one of those names is only in
     `functions` (it used to replace the attribute, and a call then crashed)."""
 
@@ -150,7 +150,7 @@ class Module:
         self._runtime = Runtime(code, compilation.options.opt_level)
         self._functions = {e.name: _function(self._runtime, e, self.__name__) for e in found}
         for name, function in self._functions.items():
-            if not hasattr(Module, name):
+            if name not in _MODULE_OWN:
                 self.__dict__[name] = function
 
     @property
@@ -169,6 +169,11 @@ class Module:
 
     def __repr__(self) -> str:
         return f"<pycoro module {self.__name__!r}: {', '.join(self._exports) or 'no exports'}>"
+
+
+# The names a Module's instances have of their own (its class's, not the
+# metaclass's: an export `mro` is an attribute, as `type.mro` is no instance's)
+_MODULE_OWN = frozenset(name for cls in Module.__mro__ for name in vars(cls))
 
 
 class Runtime:
@@ -247,7 +252,7 @@ def _check_args(e: Export, args: tuple, runtime: Runtime) -> tuple[list, list["B
             if isinstance(t, SliceT):
                 buffer = Buffer(_Where(e, i), t.elem, a, writable=name in e.written)
                 held.append(buffer)
-                if t.elem == BOOL:
+                if t.elem == BOOL and name not in e.written:   # (one it may write may be an np.empty output)
                     runtime.check_bools(_Where(e, i), buffer)
                 values += [buffer.address, buffer.length]
             elif isinstance(t, ExportStruct):
@@ -291,9 +296,12 @@ def _struct_types(t: ExportStruct) -> tuple[type, type]:
     return found
 
 
-# A named tuple's own attributes: a field named as one of them takes a
-# trailing underscore, as a Python keyword does.
-_NAMED_TUPLE_OWN = frozenset({"_fields", "_field_defaults", "_make", "_asdict", "_replace"})
+# A named tuple's own attributes, and a tuple's (`__len__`, `__new__`): a
+# field named as one of them takes a trailing underscore, as a Python keyword
+# does (a field `__len__` made len() call an int).
+_NAMED_TUPLE_OWN = frozenset({"_fields", "_field_defaults", "_make", "_asdict", "_replace", "__slots__",
+                              "__match_args__", "__getnewargs__", "__module__", "__qualname__", "__dict__",
+                              "__weakref__", *dir(tuple)})
 
 
 def _named_tuple(name: str, fields: list[str]) -> type:
@@ -656,7 +664,8 @@ class GeneratorObject:
         self._fill, self._closed = fill, False
         self._as_bool = export.item == BOOL
         # Destroying the frame must not wait for this object's __del__ ordering.
-        self._finalizer = weakref.finalize(self, _destroy_frame, destroy, self._slot, runtime, list(held))
+        self._finalizer = weakref.finalize(self, _destroy_frame, destroy, self._slot, runtime, list(held),
+                                           export.output)
         self._pending = None      # a panic to raise once the values made before it are handed out
         self._ready = iter(())    # the values of the last batch not handed out yet
         self._sizes = None        # the sizes of the batches to come (then a buffer and a context), from the first
@@ -673,11 +682,10 @@ class GeneratorObject:
         """The first value of the next batch: the frame run for up to a batch
         of values."""
         self._claim()
-        try:
-            values = self._batch()
+        try:   # (published while claimed: another thread's batch must not overwrite it unread)
+            self._ready = iter(self._batch())
         finally:
             self._unclaim()
-        self._ready = iter(values)
         return next(self)
 
     def _batch(self) -> list:
@@ -705,7 +713,13 @@ class GeneratorObject:
             if output:
                 _flush_c()
         if context.n < cap and self._slot.value:
-            self._finalizer()   # exhausted: destroy the frame now (not `closed`: next() says StopIteration)
+            # exhausted: destroy the frame now (not `closed`: next() says
+            # StopIteration); what that raises (a defer's panic, a failing
+            # flush) comes after the values made before it, as a panic's does
+            try:
+                self._finalizer()
+            except Exception as err:  # noqa: BLE001 - raised at the next step, whatever it is
+                self._pending = self._pending or err
         return self._values(buf, context.n)
 
     def _run_fill(self, context: "_Fill") -> None:
@@ -974,14 +988,17 @@ class _PyApi(ctypes.Structure):
 NATIVE = True
 
 
-def _destroy_frame(destroy: int, slot: ctypes.c_void_p, runtime: Runtime, held: list[Buffer] = ()) -> None:
+def _destroy_frame(destroy: int, slot: ctypes.c_void_p, runtime: Runtime, held: list[Buffer] = (),
+                   output: bool = True) -> None:
     """Destroy the frame in `slot`, running its pending defers, and release
-    the buffers it viewed. A flush of Python's stdout that fails before does
+    the buffers it viewed. Python's stdout is flushed first where the
+    generator may print (`output`: its defers may); a flush that fails does
     not keep the frame: it is destroyed all the same, then the error raised."""
     try:
         if slot.value:
             try:
-                _flush_python()
+                if output:
+                    _flush_python()
             finally:
                 _run_destroy(destroy, slot, runtime)
     finally:

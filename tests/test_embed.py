@@ -1010,3 +1010,16 @@ def test_a_bug_in_pycoro_is_an_internal_compiler_error(monkeypatch):
         pycoro.compile("fn f() -> i64 { return 1; }", cache=False)
     assert str(err.value) == "internal compiler error: KeyError: 'boom' (please report it)"
     assert isinstance(err.value.__cause__, KeyError)
+
+
+def test_an_export_named_as_a_metaclass_attribute_is_an_attribute():
+    """`type.mro` is no instance's attribute: an export `mro` is callable as one."""
+    assert pycoro.compile("fn mro(x: i64) -> i64 { return x + 1; }").mro(1) == 2
+
+
+def test_a_struct_field_named_as_a_tuples_own_takes_an_underscore():
+    mod = pycoro.compile("struct S { __slots__: i64, __len__: i64, y: i64 }\n"
+                         "fn mk(a: i64) -> S { return S { __slots__: a, __len__: a, y: a }; }\n")
+    s = mod.mk(5)
+    assert len(s) == 3 and s._fields == ("__slots___", "__len___", "y") and s.__len___ == 5
+

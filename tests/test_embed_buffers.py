@@ -199,6 +199,32 @@ def test_a_bool_buffer_must_hold_bools():
                                                          "of other bytes as bool is not)")
     assert mod.count(bad[2:3]) == 1   # a view of its bools
 
+
+def test_a_bool_output_made_with_np_empty_goes_in():
+    """A buffer the function writes is not checked: its bytes may be what
+    np.empty left there."""
+    mod = pycoro.compile("fn fill(out: [bool]) { for i in 0..out.len() { out[i] = i % 2 == 0; } }\n")
+    out = np.frombuffer(bytes([7, 200, 3]), np.uint8).copy().view(np.bool_)
+    mod.fill(out)
+    assert out.view(np.uint8).tolist() == [1, 0, 1]
+
+
+def test_a_generator_that_cannot_print_never_flushes_python(monkeypatch):
+    """Ending (and destroying) a generator of structs that prints nothing does
+    not call sys.stdout.flush(): a flush that failed there lost the last
+    batch of values (and under Jupyter each is a round trip)."""
+    mod = pycoro.compile("struct P { a: i64 }\nfn ps(n: i64) -> Generator<P> { for i in 0..n { yield P { a: i }; } }\n")
+
+    class Failing:
+        def write(self, text):
+            return len(text)
+
+        def flush(self):
+            raise OSError("flush failed")
+    g = mod.ps(3)
+    monkeypatch.setattr("sys.stdout", Failing())
+    assert [p.a for p in g] == [0, 1, 2]
+
 def test_a_buffer_refused_for_its_own_reason_says_it(mod):
     released = memoryview(bytearray(16)).cast("d")
     released.release()
