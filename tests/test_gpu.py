@@ -263,3 +263,19 @@ def test_the_gpu_runtime_prints_a_u64_index_past_i64_unsigned():
                 "slice %llu..%llu out", "slice %lld..%lld out"):
         assert fmt in text, fmt
     llvm.parse_assembly(text).verify()
+
+
+def test_explain_for_nvptx_reports_the_code_the_build_keeps(pycoro, tmp_path):
+    """A function inlined into the kernel leaves no copy of its own in the
+    build: explain reported that copy's frame as the device heap, which the
+    build (rightly) did not refuse."""
+    src = tmp_path / "k.pc"
+    src.write_text("fn count(n: i64) -> Generator<i64> { var i = 0; while i < n { yield i; i += 1; } }\n"
+                   "struct B { g: Generator<i64> }\n"
+                   "fn mk(n: i64) -> B { return B { g: count(n) }; }\n"
+                   "kernel fn k(out: ptr<i64>) { var arr = [mk(1), mk(2), mk(3)]; var s = 0; let j = out[1];\n"
+                   "    while arr[j].g.next() { s += arr[j].g.value(); } out[0] = s; }\n")
+    assert _build(pycoro, src, tmp_path / "k.ptx").returncode == 0
+    proc = pycoro("explain", "--target", "nvptx", src)
+    assert proc.returncode == 0, proc.stderr
+    assert "device heap" not in proc.stdout

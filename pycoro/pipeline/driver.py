@@ -341,7 +341,10 @@ class Compilation:
         trampoline = self.trampoline
         with self.stage("lower"):
             gen = self._generator(program, trampoline, explain=True)
-            text = str(gen.generate(entry=True, internal=False))
+            # every function stays for its report, but on a GPU only the
+            # kernels' code runs: a copy of a function inlined into them, kept
+            # for no caller, was reported as the device heap the build refuses not
+            text = str(gen.generate(entry=True, internal=self.gpu))
         machine = self.machine()
         lowered = {level: self.optimise(_parse_ir(text, self.display), machine, level)
                    for level in (0, self.options.opt_level)}
