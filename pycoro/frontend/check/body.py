@@ -49,7 +49,7 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
         if self.inst is not None:
             self.inst.calls[e] = target
         if isinstance(target, DirectCall) and suspends_task(target.fn) and e is not self.awaited:
-            name = _written_callee(e)
+            name = _callee_text(e)
             if self.inst is None or self.inst.is_async:
                 self.r.error(M.async_not_awaited(name), e.span)
             else:   # neither `await` nor `spawn` is open to it: say what is
@@ -141,7 +141,7 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
         return self._set(e, getattr(self, f"expr_{type(e).__name__}")(e, expected))
 
 
-def _written_callee(e: ast.Call) -> str:
+def _callee_text(e: ast.Call) -> str:
     """How the program names what it calls, for a message (`ch.send`,
     `self.ch.send`; `(…).send` on a receiver that is not a path)."""
     def path(x: ast.Expr) -> str:
