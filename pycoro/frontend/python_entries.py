@@ -146,18 +146,20 @@ GENERATOR_FIELDS = ("_slot_address",   # where the frame's owning handle is (emb
                     "_ask",            # how many values to ask the frame for next
                     "_running")        # 1 while executing: stepped, or closed (by __py_claim's caller)
 FIRST_RUN_AHEAD, RUN_AHEAD = 8, 64
+# the word of the object `_running` is (after the two of its header)
+_RUNNING = 2 + GENERATOR_FIELDS.index("_running")
 
 # As Python's generators, one that is executing cannot be stepped or closed:
 # a step runs Python code (flushing stdout, the hooks), which may call back,
 # or let another thread in. Testing and marking in one native call (the GIL
 # held throughout) leaves no moment for either between them.
-_CLAIM = """
-fn __py_claim(unused: ptr<u8>, args: ptr<ptr<u8>>, nargs: i64, kwnames: ptr<u8>) -> ptr<u8> {
+_CLAIM = f"""
+fn __py_claim(unused: ptr<u8>, args: ptr<ptr<u8>>, nargs: i64, kwnames: ptr<u8>) -> ptr<u8> {{
     let o = args[0] as ptr<i64>;
-    if o[6] != 0 { return __py_new_ref(__py.false_); }
-    o[6] = 1;
+    if o[{_RUNNING}] != 0 {{ return __py_new_ref(__py.false_); }}
+    o[{_RUNNING}] = 1;
     return __py_new_ref(__py.true_);
-}
+}}
 """
 
 
@@ -283,10 +285,10 @@ def _step_source(e: Export) -> str:
         f"    let buffer = &o[{2 + len(GENERATOR_FIELDS)}] as ptr<{item}>;",
         "    let i = o[3];",
         f"    if i < o[4] {{ o[3] = i + 1; return {_object_of(e.item, 'buffer[i]')}; }}",
-        "    if o[6] != 0 { return __py.PyObject_CallOneArg(__py.generator_executing, gen); }",
-        "    o[6] = 1;",
+        f"    if o[{_RUNNING}] != 0 {{ return __py.PyObject_CallOneArg(__py.generator_executing, gen); }}",
+        f"    o[{_RUNNING}] = 1;",
         f"    let r = __py_step_{e.name}(gen, o, buffer);",
-        "    o[6] = 0;",
+        f"    o[{_RUNNING}] = 0;",
         "    return r;",
         "}",
         # the step proper, executing

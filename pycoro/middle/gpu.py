@@ -67,14 +67,14 @@ def runtime_module(context: ir.Context | None = None) -> ir.Module:
         """The format for a panic's numbers: `template`'s `{}`s become `%llu`
         where `unsigned` has that number's flag (runtime.UNSIGNED_*: a u64
         past i64's range), `%lld` elsewhere, chosen at run time."""
-        def spelled(mask: int) -> ir.Value:
-            return string(template.format(*("%llu" if mask & flag else "%lld" for flag in flags)))
-        masks = range(1 << len(flags))
-        taken = b.and_(unsigned, I32(sum(flags)))
+        def spelled(bits: int) -> ir.Value:
+            return string(template.format(*("%llu" if bits & flag else "%lld" for flag in flags)))
+        every = sum(flags)
+        taken = b.and_(unsigned, I32(every))
         chosen = spelled(0)
-        for mask in masks[1:]:
-            bits = sum(flag for i, flag in enumerate(flags) if mask & (1 << i))
-            chosen = b.select(b.icmp_unsigned("==", taken, I32(bits)), spelled(bits), chosen)
+        for bits in range(1, every + 1):
+            if bits & every == bits:   # each combination of the flags
+                chosen = b.select(b.icmp_unsigned("==", taken, I32(bits)), spelled(bits), chosen)
         return chosen
 
     def printf(b: ir.IRBuilder, fmt: str | ir.Value, values: list[ir.Value]) -> None:

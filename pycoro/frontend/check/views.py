@@ -150,18 +150,21 @@ class ViewRules:
         refused.)"""
         view, through = place_root(place, self.types, (SliceT,))
         if through:
-            for origin in self.origins(view):
-                if origin.param >= 0:
-                    self.inst.pointed_params.add(origin.param)
+            self._pointed_into(view)
 
     def _pass_to_c(self, arg: ast.Expr) -> None:
         """`arg` goes to an `extern fn`, which may write through its slices:
         as with `&xs[i]`, a slice parameter's caller in Python or C lends no
         read-only memory for it (PyCoro callers are C's business)."""
         if self.layouts.views(self.types.get(arg)):
-            for origin in self.origins(arg):
-                if origin.param >= 0:
-                    self.inst.pointed_params.add(origin.param)
+            self._pointed_into(arg)
+
+    def _pointed_into(self, e: ast.Expr) -> None:
+        """What `e` views is written where no check follows: its parameters'
+        callers lend no read-only memory (`pointed_params`)."""
+        for origin in self.origins(e):
+            if origin.param >= 0:
+                self.inst.pointed_params.add(origin.param)
 
     def _pass_views(self, call: ast.Call, arg: ast.Expr, fn: FnInstance | None, index: int) -> None:
         """`arg` goes to parameter `index` of `fn` (None: through a function
