@@ -279,3 +279,56 @@ def test_explain_for_nvptx_reports_the_code_the_build_keeps(pycoro, tmp_path):
     proc = pycoro("explain", "--target", "nvptx", src)
     assert proc.returncode == 0, proc.stderr
     assert "device heap" not in proc.stdout
+
+
+DELEGATING_KERNEL = """
+import "std/iter";
+fn both(a: Generator<i64>, b: Generator<i64>) -> Generator<i64> {
+    yield from a;
+    let last = yield from b;
+    yield last;
+}
+fn evens(m: i64) -> Generator<i64> {
+    var n = 0;
+    for v in 0..m { if v % 2 == 0 { yield v; n += 1; } }
+    co_return n;
+}
+kernel fn k(out: ptr<i64>, n: i64) {
+    let i = (block_id_x() * block_dim_x() + thread_id_x()) as i64;
+    if i >= n { return; }
+    var s: i64 = 0;
+    for v in both(range(0, i), evens(10)) { s += v; }
+    out[i] = s + sum(take(range(0, i), 3));
+}
+"""
+
+
+def test_yield_from_keeps_a_kernel_s_frames_in_local_memory(pycoro, tmp_path, assembler):
+    """On a GPU `yield from` is a loop that yields again (FnInstance.reyields):
+    the delegating generators' frames, and a pipeline's of the same T, live in
+    the thread's local memory (they came from the device heap: an error)."""
+    src, out = tmp_path / "k.pc", tmp_path / "k.ptx"
+    src.write_text(DELEGATING_KERNEL)
+    proc = _build(pycoro, src, out)
+    assert proc.returncode == 0, proc.stderr
+    ptx = out.read_text()
+    assert "malloc" not in ptx and "free" not in ptx
+    assembled = subprocess.run([str(assembler), "-arch=sm_80", str(out), "-o", str(tmp_path / "k.cubin")],
+                               capture_output=True, text=True)
+    assert assembled.returncode == 0, assembled.stderr
+    explained = pycoro("explain", "--target", "nvptx", src)
+    assert explained.returncode == 0, explained.stderr
+    sites = [line for line in explained.stdout.splitlines() if line.startswith(str(src))]
+    assert len(sites) == 5 and all("elided: lives in k's stack frame" in line for line in sites), explained.stdout
+
+
+def test_yield_from_runs_the_same_on_a_cpu_as_the_gpu_lowers_it(pycoro, tmp_path):
+    """The kernel's generators, in a CPU program, with the tree (as CPU builds
+    delegate) and with the loops (`--reyield`, as GPU builds do)."""
+    src = tmp_path / "p.pc"
+    src.write_text(DELEGATING_KERNEL.split("kernel fn")[0] + "fn main() {\n"
+                   "    for v in both(range(0, 4), evens(10)) { print(v); }\n}\n")
+    want = "0\n1\n2\n3\n0\n2\n4\n6\n8\n5\n"
+    for flags in ((), ("--reyield",), ("-O0", "--check-leaks", "--reyield")):
+        proc = pycoro("run", *flags, src)
+        assert (proc.stdout, proc.returncode) == (want, 0), (flags, proc.stderr)

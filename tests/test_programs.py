@@ -55,3 +55,15 @@ def test_run_with_the_resume_loop(path, opt, pycoro):
     """Symmetric transfer as GPU builds do it (middle/coro/trampoline.py), on the CPU."""
     proc = pycoro("run", opt, "--check-leaks", "--trampoline", path.name, cwd=path.parent)
     _check_output(proc, read(path), path)
+
+
+DELEGATING = [p for p in PROGRAMS if not read(p).errors and "yield from" in p.read_text()]
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+@pytest.mark.parametrize("path", DELEGATING, ids=lambda p: p.stem)
+def test_run_with_reyielded_delegation(path, opt, pycoro):
+    """`yield from` as GPU builds lower it (a loop that yields each value
+    again: FnInstance.reyields), on the CPU: the same output, no leak."""
+    proc = pycoro("run", opt, "--check-leaks", "--reyield", path.name, cwd=path.parent)
+    _check_output(proc, read(path), path)

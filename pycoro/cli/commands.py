@@ -58,6 +58,7 @@ TIME_STAGES = Option(("--time-stages",), "time_stages",
                      "print on stderr how long each stage of the compiler took")
 CHECK_LEAKS = Option(("--check-leaks",), "check_leaks", "count coroutine frames; fail if any leak")
 TRAMPOLINE = Option(("--trampoline",), "trampoline", "symmetric transfer through a resume loop, as on GPUs")
+REYIELD = Option(("--reyield",), "reyield", "`yield from` as a loop that yields each value again, as on GPUs")
 OUTPUT = Option(("-o", "--output"), "output", "where to write (`-`: stdout, for llvm, lowered, asm and ptx)",
                 ANY, None, metavar="PATH")
 TEXT_EMITS = ("llvm", "lowered", "asm", "ptx")
@@ -155,7 +156,7 @@ def _failed(err: Exception) -> int:
 
 def options_for(opt: int = 2, target: str = "native", arch: str | None = None, allow_device_heap: bool = False,
                 trampoline: bool = False, real_time: bool = False, debug: bool = False, target_cpu: str = "native",
-                libraries: tuple[str, ...] = (), library_dirs: tuple[str, ...] = ()):
+                libraries: tuple[str, ...] = (), library_dirs: tuple[str, ...] = (), reyield: bool = False):
     """The compilation options of a command (`pycoro run`'s cache entries are keyed
     by them); the C libraries they name (-l) are loaded into this process, where
     `run` calls them and `build` checks the extern fns it links against them."""
@@ -169,7 +170,7 @@ def options_for(opt: int = 2, target: str = "native", arch: str | None = None, a
     options = Options(opt_level=opt, target=target, arch=arch or DEFAULT_GPU_ARCH,
                       allow_device_heap=allow_device_heap, trampoline=trampoline, real_time=real_time,
                       debug=debug or (target == "native" and backtraces_wanted()), target_cpu=target_cpu,
-                      libraries=tuple(libraries), library_dirs=tuple(library_dirs))
+                      libraries=tuple(libraries), library_dirs=tuple(library_dirs), reyield=reyield)
     if options.libraries:
         from ..backend.symbols import load_libraries
         load_libraries(options.libraries, options.library_dirs)
@@ -247,7 +248,7 @@ DELEGATED = "compiled by the server"   # what `made` holds for such a run
 def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: bool = False,
                 real_time: bool = False, time_stages: bool = False, debug: bool = False,
                 deny_warnings: bool = False, target_cpu: str = "native", libraries: tuple[str, ...] = (),
-                library_dirs: tuple[str, ...] = ()) -> int:
+                library_dirs: tuple[str, ...] = (), reyield: bool = False) -> int:
     """`pycoro run`: the program's exit status. From the cache when it was
     compiled before (rerun.py: no compiler, no LLVM), else compiled now."""
     # Compiled code never returns to Python's signal check: let Ctrl-C end the
@@ -259,7 +260,7 @@ def run_program(file: str, opt: int = 2, check_leaks: bool = False, trampoline: 
         from ..pipeline.rerun import run_cached
         launch_command = take_command()   # bin/pycoro's, for `pycoro run FILE` alone
         options = options_for(opt, trampoline=trampoline, real_time=real_time, debug=debug, target_cpu=target_cpu,
-                              libraries=libraries, library_dirs=library_dirs)
+                              libraries=libraries, library_dirs=library_dirs, reyield=reyield)
         # --deny-warnings: compiled (its object code may still come from the
         # cache), for its warnings are diagnostics only in a check
         status = None if file == STDIN or deny_warnings else run_cached(file, options, check_leaks, launch_command)
@@ -350,8 +351,8 @@ def gdb_program(file: str) -> int:
 
 COMMANDS = {
     "run": Command(run_program, "Compile FILE in memory (JIT) and run `main`; exit with its status.",
-                   (OPT, DEBUG, CHECK_LEAKS, TRAMPOLINE, REAL_TIME, TIME_STAGES, DENY_WARNINGS, TARGET_CPU,
-                    LIBRARY, LIBRARY_DIR),
+                   (OPT, DEBUG, CHECK_LEAKS, TRAMPOLINE, REYIELD, REAL_TIME, TIME_STAGES, DENY_WARNINGS,
+                    TARGET_CPU, LIBRARY, LIBRARY_DIR),
                    plain=True),
     "build": Command(build_program, "Write an artefact: a native executable, a shared library with its C "
                      "header, or PTX for --target nvptx.",

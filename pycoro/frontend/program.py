@@ -82,6 +82,7 @@ class FnInstance:
     calls: dict[ast.Call, "CallTarget"] = field(default_factory=dict)
     locals: dict[ast.Node, LocalVar] = field(default_factory=dict)  # Let/For/Param → LocalVar
     iters: dict[ast.For, "IterProtocol"] = field(default_factory=dict)
+    reyields: dict[ast.YieldFrom, "ReYield"] = field(default_factory=dict)
     coro: CoroutineInfo | None = None
     hooks: dict[ast.Node, "FnInstance"] = field(default_factory=dict)   # yield/co_return → promise hook
     consumed: set[int] = field(default_factory=set)   # ids of owning expressions moved into their context
@@ -159,6 +160,16 @@ class IterProtocol:
     value: "FnInstance | HandleCall"
     item: LocalVar       # `v`
     holder: LocalVar     # the iterated value, when `e` is not already a variable
+
+
+@record(frozen=True)
+class ReYield:
+    """A `yield from g` between the prelude's Generators as the loop
+    `while g.next() { yield g.value(); }`, then `g.value()` (g's result once it
+    has ended): how a GPU build delegates (middle/coro/base.py)."""
+    next: "FnInstance"
+    value: "FnInstance"
+    yield_value: "FnInstance"   # the delegating generator's hook
 
 
 @record

@@ -178,7 +178,7 @@ class Compilation:
                          gpu_emulation=o.gpu_emulation, exported=frozenset(o.exports),
                          real_time=o.real_time, inline_bodies=o.opt_level > 0,
                          internal_iteration=o.opt_level > 0 and not self.gpu and not o.gpu_emulation,
-                         debug=o.debug and not explain and not self.gpu)
+                         debug=o.debug and not explain and not self.gpu, reyield=self.gpu or o.reyield)
 
     @property
     def gpu(self) -> bool:

@@ -24,6 +24,7 @@ class Options:
     target_cpu: str = "native"        # native code's CPU: native, generic, or one LLVM knows (--target-cpu)
     libraries: tuple[str, ...] = ()       # C libraries to link or load (-l NAME)
     library_dirs: tuple[str, ...] = ()    # where to find them first (-L DIR)
+    reyield: bool = False             # `yield from` as an nvptx build lowers it, on a CPU too (tests run it)
 
     def machine(self, jit: bool = False):
         """The LLVM target machine these options compile for (`jit`: for this process)."""

@@ -8,9 +8,9 @@ from ...common.diagnostics import Span
 from ...common.memo import while_alive
 from .. import ast, intrinsics
 from .. import messages as M
-from ..program import AwaitInfo, CoroutineInfo, DirectCall, FnInstance
+from ..program import AwaitInfo, CoroutineInfo, DirectCall, FnInstance, ReYield
 from ..resolve import span_of
-from ..types import BOOL, ERROR, HANDLE, VOID, PromiseT, PtrT, Type, abi_of
+from ..types import BOOL, ERROR, HANDLE, VOID, PromiseT, PtrT, Type, abi_of, is_prelude_promise
 
 _COROUTINE_NODES = (ast.Yield, ast.YieldFrom, ast.CoReturn, ast.Await)
 
@@ -131,7 +131,16 @@ class SuspensionRules:
                          hint=M.yield_from_other_hint(inner) if isinstance(inner, PromiseT) else None)
             return ERROR
         self.inst.hooks[e] = hook
+        if is_prelude_promise(coro.promise, "Generator") and is_prelude_promise(inner, "Generator"):
+            self._record_reyield(e, inner, coro)
         return self._await_of(e, hook.ret, e.span)
+
+    def _record_reyield(self, e: ast.YieldFrom, inner: PromiseT, coro: CoroutineInfo) -> None:
+        """The loop a GPU build runs for `yield from e` instead of linking a tree
+        (ReYield): the prelude's own methods, so always there."""
+        step, value = (self.p.instantiate_method(self.p.find_method(inner, name), at=e.span)
+                       for name in ("next", "value"))
+        self.inst.reyields[e] = ReYield(step, value, self.p.promise_hook(coro.promise, "yield_value"))
 
     def _suspending_operand(self, e: ast.Expr, what: str, operand: ast.Expr) -> tuple[Type, CoroutineInfo]:
         """Check the operand of `await` / `yield from`; ERROR when there is nothing

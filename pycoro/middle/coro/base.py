@@ -210,6 +210,8 @@ class PromisedEmitter(BodyEmitter):
         inner_t = fg.types[e.value]
         inner = fg.alloca(inner_t, "inner")   # not owning: the statement's temporary is
         fg.b.store(fg.expr(e.value) if inner_value is None else inner_value, inner)
+        if fg.mg.reyield and e in fg.inst.reyields:
+            return self.reyield(fg.inst.reyields[e], inner, inner_t, e.span.line)
         args = [self.promise(), inner]
         if len(hook.params) == 3:
             # `fresh`: the `yield from` made the generator (a coroutine's call)
@@ -222,6 +224,21 @@ class PromisedEmitter(BodyEmitter):
         fg.store(delegate, awaiter, info.awaiter)
         self.suspend_on(info, awaiter)
         return fg.call(info.resume, [awaiter])
+
+    def reyield(self, loop, inner: ir.Value, inner_t, line: int) -> ir.Value | None:
+        """`yield from g` as `while g.next() { yield g.value(); }`, evaluating to
+        `g.value()` once g has ended: its `co_return` value, or T's zero value
+        (the prelude's Generator keeps it in `current`). `loop`: FnInstance.reyields'."""
+        fg = self.fg
+        more, again, done = fg.block("yield_from.next"), fg.block("yield_from.value"), fg.block("yield_from.end")
+        fg.b.branch(more)
+        fg.b.position_at_end(more)
+        fg.b.cbranch(fg.iter_step(loop.next, inner, inner_t), again, done)
+        fg.b.position_at_end(again)
+        self.yield_computed(loop.yield_value, fg.iter_step(loop.value, inner, inner_t), line)
+        fg.b.branch(more)
+        fg.b.position_at_end(done)
+        return fg.iter_step(loop.value, inner, inner_t)
 
 
 class CoroutineABI:

@@ -32,8 +32,16 @@ class ModuleGen:
     def __init__(self, program: CheckedProgram, name: str, explain: bool = False,
                  trampoline: bool = False, gpu_emulation: bool = False,
                  exported: frozenset[str] = frozenset(), real_time: bool = False,
-                 inline_bodies: bool = True, debug: bool = False, internal_iteration: bool = False):
+                 inline_bodies: bool = True, debug: bool = False, internal_iteration: bool = False,
+                 reyield: bool = False):
         self.p = program
+        # `yield from` between the prelude's Generators as a loop that yields
+        # each value again (FnInstance.reyields) instead of a tree of
+        # generators: a GPU build's (nvptx refuses recursion through
+        # coroutines, so the loops nest a bounded number of times), where the
+        # tree's links through the frames keep LLVM from placing any
+        # Generator<T> pipeline's frames on the thread's stack
+        self.reyield = reyield
         # `await g(…)` of a small async fn emits g's body in place (coro/async_.py),
         # and a recursive generator's `yield from` its own simple body and the base
         # cases that yield (middle/guards.py); off at -O0, where every call stays a
@@ -120,7 +128,7 @@ class ModuleGen:
         found = set()
         for inst in self.p.functions:
             for node in inst.hooks:
-                if isinstance(node, ast.YieldFrom):
+                if isinstance(node, ast.YieldFrom) and not (self.reyield and node in inst.reyields):
                     for t in (inst.ret, inst.types.get(node.value)):
                         if not (isinstance(t, PromiseT) and t.decl.name == "Generator" and in_stdlib(t.decl.span.file)):
                             return None
