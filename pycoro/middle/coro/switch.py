@@ -232,11 +232,12 @@ class SwitchEmitter(PromisedEmitter):
         if not b.block.is_terminated:
             b.branch(self.final_bb)
         b.position_at_end(self.final_bb)
-        if self.info.final_transfer is not None:
+        transfer = fg.mg.final_transfer(fg.inst)
+        if transfer is not None:
             # `final_suspend(mut self) -> Handle`: symmetric transfer to the handle it
             # returns (a task's continuation), as a final suspend point.
             self._final_save = b.call(self._intrinsic("llvm.coro.save"), [self.handle], name="final.save")
-            wrapper = self._final_wrapper(fg.mg.await_wrapper(self.info.final_transfer, "handle"))
+            wrapper = self._final_wrapper(fg.mg.await_wrapper(transfer, "handle"))
             b.call(self._intrinsic("llvm.coro.await.suspend.handle"), [self._promise, self.handle, wrapper])
             self._final_suspend()
         elif self.info.final_suspend:

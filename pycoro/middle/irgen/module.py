@@ -10,7 +10,8 @@ from llvmlite import ir
 from ...frontend import ast
 from ...frontend.layout import is_aggregate
 from ...frontend.program import CheckedProgram, FnInstance, GlobalVar
-from ...frontend.types import BOOL, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT, PromiseT, PtrT, SliceT, StructT, Type
+from ...frontend.types import (BOOL, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT, PromiseT, PtrT, SliceT, StructT, Type,
+                               is_prelude_promise)
 from ... import __version__
 from ...common.paths import in_stdlib, stdlib_display
 from .. import gpu, intrinsics
@@ -118,8 +119,27 @@ class ModuleGen:
         make a Generator<T>'s `active` non-null; where none does, its `next()`
         is its own resume, and a pipeline of them folds into one loop (a
         `yield from` of another T elsewhere in the program does not stop it)."""
-        item = fn.params[0][1].elem
+        return self.delegates(fn.params[0][1].elem)
+
+    def delegates(self, item: Type) -> bool:
+        """Whether a `yield from` may link Generator<item>s into a tree."""
         return self.delegated is None or item in self.delegated
+
+    def final_transfer(self, inst: FnInstance) -> FnInstance | None:
+        """The hook coroutine `inst` transfers through at its end, if any. A
+        GPU build's prelude Generator<T> has none where no `yield from` links
+        Generator<T>s (none does there: `reyield`): its hook transfers to the
+        `parent` only a tree's Delegation sets, so it is a plain final suspend,
+        as the transfer would be to the no-op coroutine. Left to LLVM, the
+        transfer through the never-written `parent` stayed an indirect
+        `musttail` call in the resume functions LLVM could not inline, which
+        made the build use the resume loop (coro/trampoline.py), whose code
+        kept LLVM from placing the frames of generators that consume
+        generators (docs/gpu.md)."""
+        transfer = inst.coro.final_transfer
+        if self.reyield and is_prelude_promise(inst.ret, "Generator") and not self.delegates(inst.ret.args[0]):
+            return None
+        return transfer
 
     @functools.cached_property
     def delegated(self) -> frozenset[Type] | None:
