@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .types import BOOL, ArrayT, StructT, is_aggregate, is_int, min_max, zero_py
+from .types import BOOL, ArrayT, SliceT, StructT, is_aggregate, is_int, min_max, zero_py
 
 IND = "    "
 
@@ -217,6 +217,8 @@ class Field(Expr):
 
 @dataclass
 class Index(Expr):
+    """`e[i]` of an array (bounds-checked by `_ck`) or of a slice (by `_Sl`'s
+    own `[]`, which reads and writes the storage it views)."""
     ty: object
     e: Expr
     i: Expr
@@ -225,10 +227,45 @@ class Index(Expr):
         return f"{self.e.pc()}[{self.i.pc()}]"
 
     def py(self) -> str:
+        if isinstance(self.e.ty, SliceT):
+            return f"{self.e.py()}[{self.i.py()}]"
         return f"{self.e.py()}[_ck({self.i.py()}, {self.e.ty.n})]"
 
     def is_place(self) -> bool:
-        return self.e.is_place()
+        return isinstance(self.e.ty, SliceT) or self.e.is_place()
+
+
+@dataclass
+class SliceOf(Expr):
+    """`e[lo..hi]` (`lo`, `hi` None where omitted) of an array place or of a
+    slice: in Python a `_Sl` view of the array's own list, never a copy."""
+    ty: SliceT
+    e: Expr
+    lo: Expr | None
+    hi: Expr | None
+
+    def pc(self) -> str:
+        lo = self.lo.pc() if self.lo is not None else ""
+        hi = self.hi.pc() if self.hi is not None else ""
+        return f"{self.e.pc()}[{lo}..{hi}]"
+
+    def py(self) -> str:
+        lo = self.lo.py() if self.lo is not None else "None"
+        hi = self.hi.py() if self.hi is not None else "None"
+        return f"_sl({self.e.py()}, {lo}, {hi})"
+
+
+@dataclass
+class Len(Expr):
+    """`s.len()` of a slice: an i64."""
+    ty: object
+    e: Expr
+
+    def pc(self) -> str:
+        return f"{self.e.pc()}.len()"
+
+    def py(self) -> str:
+        return f"{self.e.py()}.n"
 
 
 @dataclass
@@ -472,6 +509,21 @@ class For(Stmt):
     def py(self, ind: str) -> list[str]:
         hi = f"{self.hi.py()} + 1" if self.inclusive else self.hi.py()
         return [f"{ind}for {self.var} in range({self.lo.py()}, {hi}):"] + py_stmts(self.body.body, ind + IND)
+
+
+@dataclass
+class ForIn(Stmt):
+    """`for v in e { … }` over a slice (each element read when its turn
+    comes: writes made by the body show) or over a generator call."""
+    var: str
+    e: Expr
+    body: Block
+
+    def pc(self, ind: str) -> list[str]:
+        return [f"{ind}for {self.var} in {self.e.pc()} {{"] + pc_stmts(self.body.body, ind + IND) + [ind + "}"]
+
+    def py(self, ind: str) -> list[str]:
+        return [f"{ind}for {self.var} in {self.e.py()}:"] + py_stmts(self.body.body, ind + IND)
 
 
 @dataclass

@@ -12,7 +12,14 @@ docs/decisions.md state them.
   bools as true/false, strings as they are;
 - a panic flushes stdout, writes `panic: …` to stderr and exits with 101 at
   once (no `defer` runs: os._exit, not an exception through `finally`);
-- an array index outside 0..N panics.
+- an array index outside 0..N panics;
+- a slice is a `_Sl`: the list it views (an array's own list, never a copy),
+  the offset of its first element and its length; `s[i]` reads and writes
+  that list, bounds-checked; a sub-slice shares it; `for v in s` reads each
+  element when its turn comes. Out-of-range bounds panic with Rust's two
+  messages, as pycoro's runtime does (`slice index starts at LO but ends at
+  HI` when a bound is negative or LO > HI, else `range end index HI out of
+  range for slice of length N`).
 """
 from __future__ import annotations
 
@@ -81,6 +88,58 @@ def _ck(i, n):
     if not 0 <= i < n:
         _panic(f"index out of bounds: the length is {n} but the index is {i}")
     return i
+
+
+class _Sl:
+    """A slice: `n` elements of the list `a` from `o` on."""
+    __slots__ = ("a", "o", "n")
+
+    def __init__(self, a, o, n):
+        self.a, self.o, self.n = a, o, n
+
+    def __getitem__(self, i):
+        if not 0 <= i < self.n:
+            _panic(f"index out of bounds: the length is {self.n} but the index is {i}")
+        return self.a[self.o + i]
+
+    def __setitem__(self, i, v):
+        if not 0 <= i < self.n:
+            _panic(f"index out of bounds: the length is {self.n} but the index is {i}")
+        self.a[self.o + i] = v
+
+    def __iter__(self):
+        for k in range(self.n):
+            yield self.a[self.o + k]
+
+
+def _sl(x, lo, hi):
+    """`x[lo..hi]` of an array (a list) or a slice; None for an omitted bound."""
+    if type(x) is list:
+        x = _Sl(x, 0, len(x))
+    lo = 0 if lo is None else lo
+    hi = x.n if hi is None else hi
+    if lo < 0 or hi < 0 or lo > hi:
+        _panic(f"slice index starts at {lo} but ends at {hi}")
+    if hi > x.n:
+        _panic(f"range end index {hi} out of range for slice of length {x.n}")
+    return _Sl(x.a, x.o + lo, hi - lo)
+
+
+class _Hd:
+    """A generator handle driven by hand (`h.next()`, `h.value()`)."""
+
+    def __init__(self, gen):
+        self.gen, self.cur = gen, None
+
+    def next(self):
+        try:
+            self.cur = next(self.gen)
+            return True
+        except StopIteration:
+            return False
+
+    def value(self):
+        return self.cur
 
 
 def _put(dst, src):

@@ -1,7 +1,8 @@
 """The types a generated program uses, and their values' ranges.
 
-Scalars are plain strings (`"i8"` … `"u64"`, `"bool"`); arrays and structs are
-frozen dataclasses, so every type is hashable and compares by value."""
+Scalars are plain strings (`"i8"` … `"u64"`, `"bool"`); arrays, slices and
+structs are frozen dataclasses, so every type is hashable and compares by
+value."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,6 +18,16 @@ class ArrayT:
 
     def __str__(self) -> str:
         return f"[{self.elem}; {self.n}]"
+
+
+@dataclass(frozen=True)
+class SliceT:
+    """`[T]`: a view of consecutive Ts (LANGUAGE.md §2.1). Not an aggregate:
+    copying one copies the view, never the elements."""
+    elem: object
+
+    def __str__(self) -> str:
+        return f"[{self.elem}]"
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,8 @@ def zero_py(t) -> str:
         return "[" + ", ".join(zero_py(t.elem) for _ in range(t.n)) + "]"
     if isinstance(t, StructT):
         return "{" + ", ".join(f"{name!r}: {zero_py(ft)}" for name, ft in t.fields) + "}"
+    if isinstance(t, SliceT):
+        return "_Sl([], 0, 0)"
     return "0"
 
 
