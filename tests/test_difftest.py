@@ -16,14 +16,16 @@ from pathlib import Path
 import pytest
 
 from pycoro.difftest import LAYERS, generate
+from pycoro.difftest import model as m
 from pycoro.difftest.cli import save
 from pycoro.difftest.generate import KNOWN_BUGS
 from pycoro.difftest.reduce import reduce
 from pycoro.difftest.runner import Runner, exe_for
+from pycoro.difftest.types import ArrayT, SliceT
 
-# three programs of each plain layer, one of each coroutine layer (each of those
+# three programs of each plain layer (and of slices), one of each coroutine layer (each of those
 # takes a few seconds: the sample stays well under a minute on 2 cores)
-SAMPLE = ([(layer, seed) for layer in ("arith", "control") for seed in range(3)]
+SAMPLE = ([(layer, seed) for layer in ("arith", "control", "slices") for seed in range(3)]
           + [(layer, 0) for layer in ("generators", "send", "promises", "streams", "tasks", "async")])
 LONG = int(os.environ.get("PYCORO_DIFFTEST", "0"))
 
@@ -73,6 +75,34 @@ def test_programs_are_not_trivial():
     for word in ("struct", "fn ", "for ", "defer", "while", "impl"):
         assert word in "".join(generate(s, "control").pc() for s in range(5)), word
     assert program.count("\n") > 60
+
+
+def test_slices_layer_makes_every_kind():
+    text = "".join(generate(s, "slices").pc() for s in range(6))
+    for word in ("[..]", "..]", "[..", ".len()", "for e", "-> Generator<", " in sg", "h0.next()", "defer print(\"sdefer",
+                 "fn sf", ": [bool]", "var s"):
+        assert word in text, word
+
+
+def test_slice_oracle_views_the_array(runner):
+    """The oracle's slices are views: a write through a sub-slice shows in the
+    array and in the slice it was cut from, `for` reads each element when it
+    gets there, and an index past the end panics; pycoro agrees."""
+    arr, st, i64 = ArrayT("i64", 4), SliceT("i64"), "i64"
+
+    def at(e, k):
+        return m.Index(i64, e, m.Lit(i64, k))
+    a, s, t, e = m.Var(arr, "a"), m.Var(st, "s"), m.Var(st, "t"), m.Var(i64, "e")
+    body = [m.Let("a", arr, m.ArrayLit(arr, [m.Lit(i64, k) for k in (1, 2, 3, 4)])),
+            m.Let("s", st, m.SliceOf(st, a, m.Lit(i64, 1), None), False, annotate=False),
+            m.Let("t", st, m.SliceOf(st, s, None, m.Lit(i64, 2)), False),
+            m.Assign(at(t, 1), "+=", m.Lit(i64, 10)),
+            m.Print("w", [at(a, 2), at(s, 1), m.Len(i64, t)]),
+            m.ForIn("e", s, m.Block([m.Assign(at(s, 2), "+=", e), m.Print("v", [e])])),
+            m.Print("x", [at(t, 2)])]
+    program = m.Program([m.FnDecl("main", [], None, m.Block(body))], "slices")
+    assert _oracle_output(program) == ["w 13 13 2", "v 2", "v 13", "v 19"]
+    assert not runner.check(program.pc(), program.py(), ("O0",))
 
 
 class _Panic(Exception):
