@@ -322,16 +322,32 @@ kernel fn k(out: ptr<i64>, n: i64) {
 """
 
 
-@pytest.mark.parametrize("source, sites", [(DELEGATING_KERNEL, 5), (CONSUMING_KERNEL, 2)],
-                         ids=["yield_from", "consuming"])
+LOOPED_DELEGATION_KERNEL = """
+fn squares(n: i64) -> Generator<i64> { for i in 0..n { yield i * i; } }
+fn outer(n: i64) -> Generator<i64> { for k in 0..n { yield from squares(k); } }
+kernel fn k(out: ptr<i64>, n: i64) {
+    let i = (block_id_x() * block_dim_x() + thread_id_x()) as i64;
+    if i >= n { return; }
+    var s: i64 = 0;
+    for p in outer(i) { s += p; }
+    out[i] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("source, sites", [(DELEGATING_KERNEL, 5), (CONSUMING_KERNEL, 2),
+                                           (LOOPED_DELEGATION_KERNEL, 1)],
+                         ids=["yield_from", "consuming", "yield_from_in_a_loop"])
 def test_generators_of_generators_keep_a_kernel_s_frames_in_local_memory(pycoro, tmp_path, assembler, source,
                                                                           sites):
     """On a GPU `yield from` is a loop that yields again (FnInstance.reyields):
     the delegating generators' frames, and a pipeline's of the same T, live in
     the thread's local memory (they came from the device heap: an error). A
     Generator's final transfer, to a `parent` no tree sets there, is a plain
-    final suspend (ModuleGen.final_transfer): left, it made the build use the
-    resume loop, and `range`'s frame in CONSUMING_KERNEL came from the heap."""
+    final suspend (ModuleGen.final_transfer): left, it made CONSUMING_KERNEL's
+    build use the resume loop, and explain report `range`'s frame as the
+    heap. A `yield from` in a loop stays a link (ModuleGen.reyields): as a
+    loop, `squares` came from the heap."""
     src, out = tmp_path / "k.pc", tmp_path / "k.ptx"
     src.write_text(source)
     proc = _build(pycoro, src, out)

@@ -164,9 +164,8 @@ class IterProtocol:
 
 @record(frozen=True)
 class ReYield:
-    """A `yield from g` between the prelude's Generators as the loop
-    `while g.next() { yield g.value(); }`, then `g.value()` (g's result once it
-    has ended): how a GPU build delegates (middle/coro/base.py)."""
+    """What `yield from g` between the prelude's Generators needs to run as the
+    loop `while g.next() { yield g.value(); }` (ModuleGen.reyields)."""
     next: "FnInstance"
     value: "FnInstance"
     yield_value: "FnInstance"   # the delegating generator's hook

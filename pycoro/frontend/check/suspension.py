@@ -109,7 +109,8 @@ class SuspensionRules:
         has never run: made by this `yield from`, and `initial suspend`) and
         awaits W, which links g into the generator tree (so the consumer
         resumes the innermost generator directly) and evaluates to g's
-        `co_return` value."""
+        `co_return` value. Between the prelude's Generators a GPU build may
+        run it as a loop instead (ReYield)."""
         if self.inst is not None and self.inst.is_async:
             return self._async_forbids(e, "`yield from`", e.value)
         inner, coro = self._suspending_operand(e, "yield from", e.value)
@@ -136,8 +137,8 @@ class SuspensionRules:
         return self._await_of(e, hook.ret, e.span)
 
     def _record_reyield(self, e: ast.YieldFrom, inner: PromiseT, coro: CoroutineInfo) -> None:
-        """The loop a GPU build runs for `yield from e` instead of linking a tree
-        (ReYield): the prelude's own methods, so always there."""
+        """What `yield from e` needs as a loop (ReYield): the prelude's own
+        methods, so always there."""
         step, value = (self.p.instantiate_method(self.p.find_method(inner, name), at=e.span)
                        for name in ("next", "value"))
         self.inst.reyields[e] = ReYield(step, value, self.p.promise_hook(coro.promise, "yield_value"))

@@ -26,7 +26,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...frontend import ast
-from ...frontend.program import DirectCall
+from ...frontend.program import DirectCall, ReYield
 from ...frontend.types import HANDLE, VOID, Type
 from ..awaited_in_place import awaited_task, runs_in_place
 from ..llvmcompat import I1, I32, PTR, mark_elide_safe
@@ -210,7 +210,7 @@ class PromisedEmitter(BodyEmitter):
         inner_t = fg.types[e.value]
         inner = fg.alloca(inner_t, "inner")   # not owning: the statement's temporary is
         fg.b.store(fg.expr(e.value) if inner_value is None else inner_value, inner)
-        if fg.mg.reyield and e in fg.inst.reyields:
+        if fg.mg.reyields(fg.inst, e):
             return self.reyield(fg.inst.reyields[e], inner, inner_t, e.span.line)
         args = [self.promise(), inner]
         if len(hook.params) == 3:
@@ -225,20 +225,20 @@ class PromisedEmitter(BodyEmitter):
         self.suspend_on(info, awaiter)
         return fg.call(info.resume, [awaiter])
 
-    def reyield(self, loop, inner: ir.Value, inner_t, line: int) -> ir.Value | None:
+    def reyield(self, protocol: ReYield, inner: ir.Value, inner_t: Type, line: int) -> ir.Value:
         """`yield from g` as `while g.next() { yield g.value(); }`, evaluating to
         `g.value()` once g has ended: its `co_return` value, or T's zero value
-        (the prelude's Generator keeps it in `current`). `loop`: FnInstance.reyields'."""
+        (the prelude's Generator keeps it in `current`)."""
         fg = self.fg
         more, again, done = fg.block("yield_from.next"), fg.block("yield_from.value"), fg.block("yield_from.end")
         fg.b.branch(more)
         fg.b.position_at_end(more)
-        fg.b.cbranch(fg.iter_step(loop.next, inner, inner_t), again, done)
+        fg.b.cbranch(fg.iter_step(protocol.next, inner, inner_t), again, done)
         fg.b.position_at_end(again)
-        self.yield_computed(loop.yield_value, fg.iter_step(loop.value, inner, inner_t), line)
+        self.yield_computed(protocol.yield_value, fg.iter_step(protocol.value, inner, inner_t), line)
         fg.b.branch(more)
         fg.b.position_at_end(done)
-        return fg.iter_step(loop.value, inner, inner_t)
+        return fg.iter_step(protocol.value, inner, inner_t)
 
 
 class CoroutineABI:

@@ -36,12 +36,8 @@ class ModuleGen:
                  inline_bodies: bool = True, debug: bool = False, internal_iteration: bool = False,
                  reyield: bool = False):
         self.p = program
-        # `yield from` between the prelude's Generators as a loop that yields
-        # each value again (FnInstance.reyields) instead of a tree of
-        # generators: a GPU build's (nvptx refuses recursion through
-        # coroutines, so the loops nest a bounded number of times), where the
-        # tree's links through the frames keep LLVM from placing any
-        # Generator<T> pipeline's frames on the thread's stack
+        # a GPU build's `yield from`s (and `run --reyield`'s): loops that yield
+        # again where they can (`reyields`; docs/gpu.md, docs/decisions.md)
         self.reyield = reyield
         # `await g(…)` of a small async fn emits g's body in place (coro/async_.py),
         # and a recursive generator's `yield from` its own simple body and the base
@@ -115,27 +111,39 @@ class ModuleGen:
     def fact(self, fn: FnInstance) -> bool:
         """The value of a prelude `intrinsic fn` that states a fact about the
         program (frontend/intrinsics.py's FACTS): `__has_yield_from<T>(null)`,
-        whether any `yield from` delegates between Generator<T>s. Only those
-        make a Generator<T>'s `active` non-null; where none does, its `next()`
-        is its own resume, and a pipeline of them folds into one loop (a
-        `yield from` of another T elsewhere in the program does not stop it)."""
+        whether any `yield from` links Generator<T>s into a tree (a re-yielded
+        one does not: `reyields`). Only those make a Generator<T>'s `active`
+        non-null; where none does, its `next()` is its own resume, and a
+        pipeline of them folds into one loop (a `yield from` of another T
+        elsewhere in the program does not stop it)."""
         return self.delegates(fn.params[0][1].elem)
 
     def delegates(self, item: Type) -> bool:
         """Whether a `yield from` may link Generator<item>s into a tree."""
         return self.delegated is None or item in self.delegated
 
+    def reyields(self, inst: FnInstance, node: ast.YieldFrom) -> bool:
+        """Whether `node`, a `yield from` in `inst`, is the loop of
+        FnInstance.reyields rather than a link of the tree. Not in a loop's
+        body: LLVM places no generator made inside a loop of a generator that
+        consumes it there (`for k in 0..n { for v in g(k) { yield v; } }`
+        keeps g on the heap, on a CPU too), while the tree's
+        `for k in 0..n { yield from g(k); }` is placed."""
+        return self.reyield and node in inst.reyields and id(node) not in self._looped_delegations
+
+    @functools.cached_property
+    def _looped_delegations(self) -> frozenset[int]:
+        """The `yield from`s inside a loop's body (by id)."""
+        return frozenset(id(y) for inst in self.p.functions if inst.reyields
+                         for loop in ast.nodes_of(inst.decl.body, (ast.For, ast.While, ast.Loop))
+                         for y in ast.nodes_of(loop.body, ast.YieldFrom))
+
     def final_transfer(self, inst: FnInstance) -> FnInstance | None:
-        """The hook coroutine `inst` transfers through at its end, if any. A
-        GPU build's prelude Generator<T> has none where no `yield from` links
-        Generator<T>s (none does there: `reyield`): its hook transfers to the
-        `parent` only a tree's Delegation sets, so it is a plain final suspend,
-        as the transfer would be to the no-op coroutine. Left to LLVM, the
-        transfer through the never-written `parent` stayed an indirect
-        `musttail` call in the resume functions LLVM could not inline, which
-        made the build use the resume loop (coro/trampoline.py), whose code
-        kept LLVM from placing the frames of generators that consume
-        generators (docs/gpu.md)."""
+        """The hook coroutine `inst` transfers through at its end, if any: none
+        for the prelude's Generator<T> where no `yield from` links Generator<T>s
+        and the lowering re-yields (its hook transfers to the `parent` only a
+        link sets: a plain final suspend does the same, and leaves no indirect
+        `musttail` call that would make a GPU build use the resume loop)."""
         transfer = inst.coro.final_transfer
         if self.reyield and is_prelude_promise(inst.ret, "Generator") and not self.delegates(inst.ret.args[0]):
             return None
@@ -143,14 +151,14 @@ class ModuleGen:
 
     @functools.cached_property
     def delegated(self) -> frozenset[Type] | None:
-        """The T of each Generator<T> a `yield from` delegates from or to (None:
+        """The T of each Generator<T> a `yield from` links from or to (None:
         one of another promise, whose hooks may do anything with a Generator)."""
         found = set()
         for inst in self.p.functions:
             for node in inst.hooks:
-                if isinstance(node, ast.YieldFrom) and not (self.reyield and node in inst.reyields):
+                if isinstance(node, ast.YieldFrom) and not self.reyields(inst, node):
                     for t in (inst.ret, inst.types.get(node.value)):
-                        if not (isinstance(t, PromiseT) and t.decl.name == "Generator" and in_stdlib(t.decl.span.file)):
+                        if not is_prelude_promise(t, "Generator"):
                             return None
                         found.add(t.args[0])
         return frozenset(found)
