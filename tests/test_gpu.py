@@ -340,7 +340,7 @@ kernel fn k(out: ptr<i64>, n: i64) {
                          ids=["yield_from", "consuming", "yield_from_in_a_loop"])
 def test_generators_of_generators_keep_a_kernel_s_frames_in_local_memory(pycoro, tmp_path, assembler, source,
                                                                           sites):
-    """On a GPU `yield from` is a loop that yields again (FnInstance.reyields):
+    """On a GPU `yield from` is a loop that yields again (FnInstance.generator_delegations):
     the delegating generators' frames, and a pipeline's of the same T, live in
     the thread's local memory (they came from the device heap: an error). A
     Generator's final transfer, to a `parent` no tree sets there, is a plain

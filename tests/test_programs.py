@@ -64,6 +64,6 @@ DELEGATING = [p for p in PROGRAMS if not read(p).errors and "yield from" in p.re
 @pytest.mark.parametrize("path", DELEGATING, ids=lambda p: p.stem)
 def test_run_with_reyielded_delegation(path, opt, pycoro):
     """`yield from` as GPU builds lower it (a loop that yields each value
-    again: FnInstance.reyields), on the CPU: the same output, no leak."""
+    again: FnInstance.generator_delegations), on the CPU: the same output, no leak."""
     proc = pycoro("run", opt, "--check-leaks", "--reyield", path.name, cwd=path.parent)
     _check_output(proc, read(path), path)

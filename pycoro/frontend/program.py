@@ -82,7 +82,7 @@ class FnInstance:
     calls: dict[ast.Call, "CallTarget"] = field(default_factory=dict)
     locals: dict[ast.Node, LocalVar] = field(default_factory=dict)  # Let/For/Param → LocalVar
     iters: dict[ast.For, "IterProtocol"] = field(default_factory=dict)
-    reyields: dict[ast.YieldFrom, "ReYield"] = field(default_factory=dict)
+    generator_delegations: dict[ast.YieldFrom, "GeneratorDelegation"] = field(default_factory=dict)
     coro: CoroutineInfo | None = None
     hooks: dict[ast.Node, "FnInstance"] = field(default_factory=dict)   # yield/co_return → promise hook
     consumed: set[int] = field(default_factory=set)   # ids of owning expressions moved into their context
@@ -163,12 +163,15 @@ class IterProtocol:
 
 
 @record(frozen=True)
-class ReYield:
-    """What `yield from g` between the prelude's Generators needs to run as the
-    loop `while g.next() { yield g.value(); }` (ModuleGen.reyields)."""
+class GeneratorDelegation:
+    """What a `yield from g` between the prelude's Generators needs besides
+    its hook: the loop `while g.next() { yield g.value(); }` it may run as
+    (ModuleGen.reyields), and, linked into the tree, the prelude's
+    `Delegation.unlink` for a delegating generator destroyed while linked."""
     next: "FnInstance"
     value: "FnInstance"
     yield_value: "FnInstance"   # the delegating generator's hook
+    unlink: "FnInstance"
 
 
 @record

@@ -8,7 +8,7 @@ from ...common.diagnostics import Span
 from ...common.memo import while_alive
 from .. import ast, intrinsics
 from .. import messages as M
-from ..program import AwaitInfo, CoroutineInfo, DirectCall, FnInstance, ReYield
+from ..program import AwaitInfo, CoroutineInfo, DirectCall, FnInstance, GeneratorDelegation
 from ..resolve import span_of
 from ..types import BOOL, ERROR, HANDLE, VOID, PromiseT, PtrT, Type, abi_of, is_prelude_promise
 
@@ -110,7 +110,7 @@ class SuspensionRules:
         awaits W, which links g into the generator tree (so the consumer
         resumes the innermost generator directly) and evaluates to g's
         `co_return` value. Between the prelude's Generators a GPU build may
-        run it as a loop instead (ReYield)."""
+        run it as a loop instead (GeneratorDelegation)."""
         if self.inst is not None and self.inst.is_async:
             return self._async_forbids(e, "`yield from`", e.value)
         inner, coro = self._suspending_operand(e, "yield from", e.value)
@@ -133,15 +133,17 @@ class SuspensionRules:
             return ERROR
         self.inst.hooks[e] = hook
         if is_prelude_promise(coro.promise, "Generator") and is_prelude_promise(inner, "Generator"):
-            self._record_reyield(e, inner, coro)
+            self._record_reyield(e, inner, coro, hook.ret)
         return self._await_of(e, hook.ret, e.span)
 
-    def _record_reyield(self, e: ast.YieldFrom, inner: PromiseT, coro: CoroutineInfo) -> None:
-        """What `yield from e` needs as a loop (ReYield): the prelude's own
-        methods, so always there."""
+    def _record_reyield(self, e: ast.YieldFrom, inner: PromiseT, coro: CoroutineInfo, awaiter: Type) -> None:
+        """What `yield from e` needs besides its hook (GeneratorDelegation): the
+        prelude's own methods, so always there."""
         step, value = (self.p.instantiate_method(self.p.find_method(inner, name), at=e.span)
                        for name in ("next", "value"))
-        self.inst.reyields[e] = ReYield(step, value, self.p.promise_hook(coro.promise, "yield_value"))
+        unlink = self.p.instantiate_method(self.p.find_method(awaiter, "unlink"), at=e.span)
+        self.inst.generator_delegations[e] = GeneratorDelegation(
+            step, value, self.p.promise_hook(coro.promise, "yield_value"), unlink)
 
     def _suspending_operand(self, e: ast.Expr, what: str, operand: ast.Expr) -> tuple[Type, CoroutineInfo]:
         """Check the operand of `await` / `yield from`; ERROR when there is nothing

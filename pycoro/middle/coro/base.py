@@ -26,7 +26,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...frontend import ast
-from ...frontend.program import DirectCall, ReYield
+from ...frontend.program import DirectCall, GeneratorDelegation
 from ...frontend.types import HANDLE, VOID, Type
 from ..awaited_in_place import awaited_task, runs_in_place
 from ..llvmcompat import I1, I32, PTR, mark_elide_safe
@@ -211,7 +211,7 @@ class PromisedEmitter(BodyEmitter):
         inner = fg.alloca(inner_t, "inner")   # not owning: the statement's temporary is
         fg.b.store(fg.expr(e.value) if inner_value is None else inner_value, inner)
         if fg.mg.reyields(fg.inst, e):
-            return self.reyield(fg.inst.reyields[e], inner, inner_t, e.span.line)
+            return self.reyield(fg.inst.generator_delegations[e], inner, inner_t, e.span.line)
         args = [self.promise(), inner]
         if len(hook.params) == 3:
             # `fresh`: the `yield from` made the generator (a coroutine's call)
@@ -222,10 +222,19 @@ class PromisedEmitter(BodyEmitter):
         delegate = fg.call(hook, args)
         awaiter = fg.alloca(info.awaiter, "delegate")
         fg.store(delegate, awaiter, info.awaiter)
+        # A generator made here, or held in a variable of this one, is
+        # destroyed with it; one reached through a place (`self.g`, `p[0]`)
+        # may outlive it: then it must not stay linked to its freed frame.
+        linked = fg.inst.generator_delegations.get(e)
+        borrowed = linked is not None and not isinstance(e.value, (ast.Call, ast.Name))
+        if borrowed:
+            fg.scopes[-1].append(unlink := ("unlink", (linked.unlink, [awaiter])))
         self.suspend_on(info, awaiter)
+        if borrowed:
+            fg.scopes[-1].remove(unlink)
         return fg.call(info.resume, [awaiter])
 
-    def reyield(self, protocol: ReYield, inner: ir.Value, inner_t: Type, line: int) -> ir.Value:
+    def reyield(self, protocol: GeneratorDelegation, inner: ir.Value, inner_t: Type, line: int) -> ir.Value:
         """`yield from g` as `while g.next() { yield g.value(); }`, evaluating to
         `g.value()` once g has ended: its `co_return` value, or T's zero value
         (the prelude's Generator keeps it in `current`)."""

@@ -271,6 +271,11 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
             self.ensure_open()
             if kind == "defer":
                 self.emit_stmt(what)
+            elif kind == "unlink":
+                # a `yield from` of a generator this one does not own: if this
+                # one is destroyed while linked, that one becomes a tree of its own
+                if destroying:
+                    self.call(*what)
             elif kind == "finish":
                 # `with`: run the coroutine on to its end; when the coroutine around
                 # the `with` is destroyed instead, the drop after this unwinds it

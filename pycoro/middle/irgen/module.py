@@ -124,17 +124,17 @@ class ModuleGen:
 
     def reyields(self, inst: FnInstance, node: ast.YieldFrom) -> bool:
         """Whether `node`, a `yield from` in `inst`, is the loop of
-        FnInstance.reyields rather than a link of the tree. Not in a loop's
+        FnInstance.generator_delegations rather than a link of the tree. Not in a loop's
         body: LLVM places no generator made inside a loop of a generator that
         consumes it there (`for k in 0..n { for v in g(k) { yield v; } }`
         keeps g on the heap, on a CPU too), while the tree's
         `for k in 0..n { yield from g(k); }` is placed."""
-        return self.reyield and node in inst.reyields and id(node) not in self._looped_delegations
+        return self.reyield and node in inst.generator_delegations and id(node) not in self._looped_delegations
 
     @functools.cached_property
     def _looped_delegations(self) -> frozenset[int]:
         """The `yield from`s inside a loop's body (by id)."""
-        return frozenset(id(y) for inst in self.p.functions if inst.reyields
+        return frozenset(id(y) for inst in self.p.functions if inst.generator_delegations
                          for loop in ast.nodes_of(inst.decl.body, (ast.For, ast.While, ast.Loop))
                          for y in ast.nodes_of(loop.body, ast.YieldFrom))
 
