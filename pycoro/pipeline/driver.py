@@ -314,7 +314,7 @@ class Compilation:
         naming each call site whose frame was not placed (LANGUAGE.md §8)."""
         if not _calls(str(module), "malloc"):
             return
-        frames, sites = self.explain()
+        frames, sites = self.explain(built=module)
         sizes = {f.coroutine: f.size or f.layout_size for f in frames}
         # placing a frame in its caller's is the optimiser's work (CoroElide): -O0 does none
         hint = "at -O0 no frame is placed in local memory: build with -O1 or more" if self.options.opt_level == 0 \
@@ -334,8 +334,9 @@ class Compilation:
             [Diagnostic("a coroutine frame would come from the device heap", None,
                         hint="build with --allow-device-heap to accept it")], self.sources)
 
-    def explain(self) -> tuple[list, list]:
-        """Frames and elision, read back from LLVM's output (middle/explain.py)."""
+    def explain(self, built: llvm.ModuleRef | None = None) -> tuple[list, list]:
+        """Frames and elision, read back from LLVM's output (middle/explain.py).
+        `built`: the module the build made, if there is one."""
         from ..middle import explain
         program = self.check()
         trampoline = self.trampoline
@@ -359,9 +360,17 @@ class Compilation:
         async_fns = [f for f in program.functions if f.is_async and
                      (id(f) in awaited or not in_stdlib(f.decl.span.file))]
         contexts = explain.async_frames(lowered[0], machine.target_data, async_fns, o2_text)
-        return (frames + contexts,
-                explain.sites(o2_text, gen.sites, frames, gen.frameless_sites)
-                + explain.async_sites(gen.async_sites, contexts))
+        sites = explain.sites(o2_text, gen.sites, frames, gen.frameless_sites)
+        if self.gpu:
+            # Explain's coroutines take a call-site argument, which changes what
+            # LLVM inlines: a frame it reports from the heap may be one the
+            # build places. Where the build allocates none, it placed them all.
+            if built is None:
+                built = self._optimised_module(trampoline, jit=False)
+            if not _calls(str(built), "malloc"):
+                sites = [replace(s, elided=True) if s.no_frame is None and s.async_kind is None else s
+                         for s in sites]
+        return frames + contexts, sites + explain.async_sites(gen.async_sites, contexts)
 
     def run(self, check_leaks: bool = False, use_cache: bool = True) -> int:
         """Compile for this process (or take the object code from the on-disk
