@@ -251,3 +251,18 @@ def test_yield_from_a_stream_hints_at_a_loop():
 ])
 def test_declarations_a_program_may_not_make(source, expected):
     assert [f"{d.span.line}:{d.span.col}: {d.message}" for d in refused(source)] == expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    # a parameter `mut self` outside a method is refused, and the body's names
+    # still line up with the parameters (it crashed the checker)
+    ("fn f(mut self, v: i64) { print(v); }\nfn main() {}\n",
+     ["1:6: `self` parameter is only allowed in methods (inside `impl` or `promise`)"]),
+    # import paths the system could not take are diagnostics, not crashes
+    ('import "\\0";\nfn main() {}\n', ["1:1: an import path cannot contain `\\0`"]),
+    ('import "\\xc3";\nfn main() {}\n', ["1:1: an import path must be UTF-8 text"]),
+    ('import "";\nfn main() {}\n', ["1:1: an import path cannot be empty"]),
+    (f'import "{"x" * 300}";\nfn main() {{}}\n', [f"1:1: cannot read `{'x' * 300}`: file name too long"]),
+], ids=["mut_self_outside_a_method", "nul_in_import", "import_not_utf8", "empty_import", "import_too_long"])
+def test_what_a_mutation_fuzzer_found(source, expected):
+    assert [f"{d.span.line}:{d.span.col}: {d.message}" for d in refused(source)] == expected

@@ -225,7 +225,17 @@ class _ToAst(Transformer):
 
     @v_args(meta=True, inline=True)
     def import_decl(self, meta, path):
-        return ast.Import(self._span(meta), _unescape(path, self._span(meta)).decode())
+        span = self._span(meta)
+        raw = _unescape(path, span)
+        try:
+            name = raw.decode()
+        except UnicodeDecodeError:
+            raise _syntax("an import path must be UTF-8 text", span)
+        if not name:
+            raise _syntax("an import path cannot be empty", span)
+        if "\0" in name:
+            raise _syntax("an import path cannot contain `\\0`", span)
+        return ast.Import(span, name)
 
     @v_args(meta=True)
     def fn_decl(self, meta, children):

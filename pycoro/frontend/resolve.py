@@ -51,6 +51,12 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
         modules.append(module)
 
     def visit_import(decl: ast.Import, here: Path) -> None:
+        try:
+            follow_import(decl, here)
+        except OSError as err:   # a name the system refuses (too long): as a file it cannot read
+            errors.append(Diagnostic(M.cannot_read(decl.path, (err.strerror or str(err)).lower()), decl.span))
+
+    def follow_import(decl: ast.Import, here: Path) -> None:
         if decl.path.startswith("std/"):
             path = stdlib_dir() / f"{decl.path[4:]}.pc"
             shown = stdlib_display(decl.path[4:])

@@ -89,7 +89,7 @@ class BodyChecker(StatementRules, ExpressionRules, CallRules, SuspensionRules):
         for param, (name, t) in zip((p for p in inst.decl.params), inst.params):
             mutable = param.is_self and param.mut_self
             # `self` is borrowed from the caller; any other handle parameter is owned.
-            var = self.declare(param, name, t.elem if param.is_self and param.mut_self else t, mutable,
+            var = self.declare(param, name, t.elem if param.is_self and isinstance(t, PtrT) else t, mutable,
                                True, owned=not param.is_self)
             var.param_index = len([v for v in inst.locals.values() if v.is_param]) - 1
         self.check_block(inst.decl.body, new_scope=False)

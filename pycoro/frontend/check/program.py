@@ -355,6 +355,7 @@ class ProgramChecker(PromiseDecls):
             if p.is_self:
                 if owner is None:
                     self.reporter.error(M.self_outside_impl(), p.span)
+                    params.append(("self", ERROR))   # (a parameter still: the body's names line up)
                     continue
                 if i != 0:
                     self.reporter.error(M.self_not_first(), p.span)
