@@ -808,3 +808,17 @@ def test_an_executable_recurses_as_deep_as_pycoro_run(pycoro, tmp_path):
     proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "1000000\n", "")
     assert pycoro("run", "-O0", src).stdout == "1000000\n"
+
+
+def test_a_diagnostic_shows_the_line_the_lexer_counted(pycoro, tmp_path):
+    """Lines end at "\\n" alone, for the lexer and for the excerpt: a U+2028, a
+    form feed or a lone "\\r" inside a line cut the excerpt short, or showed
+    the next line, and the message printed the character as it is."""
+    src = tmp_path / "odd.pc"
+    src.write_bytes("fn main() {\n    let a = 1;\x0c let b = 2;\r let c = 3;\n    prin\u2028t(a);\n}\n".encode())
+    proc = pycoro("check", src.name, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.split("\n")[:3] == [
+        "odd.pc:3:9: error: unexpected character U+2028",
+        "    prin\u2028t(a);",
+        "        ^"]

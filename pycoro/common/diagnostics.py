@@ -57,8 +57,12 @@ class Sources:
         text = self.texts.get(name)
         if text is None:
             return None
-        lines = text.splitlines()
-        return lines[line - 1] if 0 < line <= len(lines) else None
+        # lines as the lexer counts them: ended by "\n" alone (str.splitlines
+        # also ends one at "\r", "\x0c", "\u2028", …, and showed another line)
+        lines = text.split("\n")
+        if not 0 < line <= len(lines):
+            return None
+        return lines[line - 1].removesuffix("\r").replace("\r", " ")   # (a lone "\r" would move the cursor)
 
 
 def decode_source(data: bytes, file: str) -> str:

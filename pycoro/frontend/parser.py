@@ -584,13 +584,19 @@ def _found(tok: Token) -> str:
     return f"'{tok.value}'"
 
 
+def _shown(ch: str) -> str:
+    """A character as a message names it: quoted, or by its code point where
+    it would not show (a control character, U+2028, a no-break space)."""
+    return f"'{ch}'" if ch.isprintable() and not ch.isspace() else f"U+{ord(ch):04X}"
+
+
 def _diagnostic_for(lark: Lark, err: UnexpectedInput, file: str, text: str) -> Diagnostic:
     if isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
         span = Span(file, err.line, err.column, err.line, err.column + 1)
         if ch == '"':
             return Diagnostic("unterminated string literal", span)
-        return Diagnostic(f"unexpected character '{ch}'", span)
+        return Diagnostic(f"unexpected character {_shown(ch)}", span)
     if isinstance(err, UnexpectedEOF):
         lines = text.splitlines() or [""]
         span = Span(file, len(lines), len(lines[-1]) + 1)
