@@ -29,17 +29,23 @@ def _build(pycoro, src: Path, out: Path, *flags):
     return pycoro("build", "--target", "nvptx", src, "-o", out, *flags)
 
 
-@pytest.mark.parametrize("path", GPU_EXAMPLES, ids=lambda p: p.stem)
-def test_example_kernel_assembles_without_device_heap(pycoro, tmp_path, assembler, path):
-    out = tmp_path / f"{path.stem}.ptx"
-    proc = _build(pycoro, path, out)
+def _built_with_local_frames(pycoro, src: Path, out: Path, assembler: Path) -> str:
+    """The PTX of `src`, which ptxas assembles and which allocates no frame
+    (every one in the thread's local memory)."""
+    proc = _build(pycoro, src, out)
     assert proc.returncode == 0, proc.stderr
     ptx = out.read_text()
-    assert ".target sm_80" in ptx and ".visible .entry" in ptx
-    assert "malloc" not in ptx and "free" not in ptx   # every frame in local memory
-    assembled = subprocess.run([str(assembler), "-arch=sm_80", str(out), "-o", str(tmp_path / "k.cubin")],
+    assert "malloc" not in ptx and "free" not in ptx
+    assembled = subprocess.run([str(assembler), "-arch=sm_80", str(out), "-o", str(out.with_suffix(".cubin"))],
                                capture_output=True, text=True)
     assert assembled.returncode == 0, assembled.stderr
+    return ptx
+
+
+@pytest.mark.parametrize("path", GPU_EXAMPLES, ids=lambda p: p.stem)
+def test_example_kernel_assembles_without_device_heap(pycoro, tmp_path, assembler, path):
+    ptx = _built_with_local_frames(pycoro, path, tmp_path / f"{path.stem}.ptx", assembler)
+    assert ".target sm_80" in ptx and ".visible .entry" in ptx
 
 
 def test_kernel_entry_takes_global_pointers(pycoro, tmp_path):
@@ -241,15 +247,9 @@ kernel fn sums(data: ptr<f32>, out: ptr<f32>, n: i64) {
 
 def test_slices_in_a_kernel_assemble_without_device_heap(pycoro, tmp_path, assembler):
     """LANGUAGE.md §2.1: slices in kernels, also held by a generator's frame."""
-    src, out = tmp_path / "slices.pc", tmp_path / "slices.ptx"
+    src = tmp_path / "slices.pc"
     src.write_text(SLICE_KERNEL)
-    proc = _build(pycoro, src, out)
-    assert proc.returncode == 0, proc.stderr
-    ptx = out.read_text()
-    assert "malloc" not in ptx and "free" not in ptx
-    assembled = subprocess.run([str(assembler), "-arch=sm_80", str(out), "-o", str(tmp_path / "k.cubin")],
-                               capture_output=True, text=True)
-    assert assembled.returncode == 0, assembled.stderr
+    _built_with_local_frames(pycoro, src, tmp_path / "slices.ptx", assembler)
 
 
 def test_the_gpu_runtime_prints_a_u64_index_past_i64_unsigned():
@@ -353,15 +353,9 @@ def test_generators_of_generators_keep_a_kernel_s_frames_in_local_memory(pycoro,
     build use the resume loop, and explain report `range`'s frame as the
     heap. A `yield from` in a loop stays a link (ModuleGen.reyields): as a
     loop, `squares` came from the heap."""
-    src, out = tmp_path / "k.pc", tmp_path / "k.ptx"
+    src = tmp_path / "k.pc"
     src.write_text(source)
-    proc = _build(pycoro, src, out)
-    assert proc.returncode == 0, proc.stderr
-    ptx = out.read_text()
-    assert "malloc" not in ptx and "free" not in ptx
-    assembled = subprocess.run([str(assembler), "-arch=sm_80", str(out), "-o", str(tmp_path / "k.cubin")],
-                               capture_output=True, text=True)
-    assert assembled.returncode == 0, assembled.stderr
+    _built_with_local_frames(pycoro, src, tmp_path / "k.ptx", assembler)
     explained = pycoro("explain", "--target", "nvptx", src)
     assert explained.returncode == 0, explained.stderr
     found = [line for line in explained.stdout.splitlines() if line.startswith(str(src)) and " k " in line]
