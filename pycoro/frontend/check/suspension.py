@@ -133,10 +133,10 @@ class SuspensionRules:
             return ERROR
         self.inst.hooks[e] = hook
         if is_prelude_promise(coro.promise, "Generator") and is_prelude_promise(inner, "Generator"):
-            self._record_reyield(e, inner, coro, hook.ret)
+            self._record_generator_delegation(e, inner, coro, hook.ret)
         return self._await_of(e, hook.ret, e.span)
 
-    def _record_reyield(self, e: ast.YieldFrom, inner: PromiseT, coro: CoroutineInfo, awaiter: Type) -> None:
+    def _record_generator_delegation(self, e: ast.YieldFrom, inner: PromiseT, coro: CoroutineInfo, awaiter: Type) -> None:
         """What `yield from e` needs besides its hook (GeneratorDelegation): the
         prelude's own methods, so always there."""
         step, value = (self.p.instantiate_method(self.p.find_method(inner, name), at=e.span)

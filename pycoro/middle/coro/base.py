@@ -223,10 +223,11 @@ class PromisedEmitter(BodyEmitter):
         awaiter = fg.alloca(info.awaiter, "delegate")
         fg.store(delegate, awaiter, info.awaiter)
         # A generator made here, or held in a variable of this one, is
-        # destroyed with it; one reached through a place (`self.g`, `p[0]`)
+        # destroyed with it; one reached otherwise (`self.g`, `p[0]`, a global)
         # may outlive it: then it must not stay linked to its freed frame.
         linked = fg.inst.generator_delegations.get(e)
-        borrowed = linked is not None and not isinstance(e.value, (ast.Call, ast.Name))
+        owned = isinstance(e.value, ast.Call) or getattr(fg.inst.refs.get(e.value), "owned", False)
+        borrowed = linked is not None and not owned and bool(fg.scopes)
         if borrowed:
             fg.scopes[-1].append(unlink := ("unlink", (linked.unlink, [awaiter])))
         self.suspend_on(info, awaiter)
