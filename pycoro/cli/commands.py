@@ -58,7 +58,8 @@ TIME_STAGES = Option(("--time-stages",), "time_stages",
                      "print on stderr how long each stage of the compiler took")
 CHECK_LEAKS = Option(("--check-leaks",), "check_leaks", "count coroutine frames; fail if any leak")
 TRAMPOLINE = Option(("--trampoline",), "trampoline", "symmetric transfer through a resume loop, as on GPUs")
-REYIELD = Option(("--reyield",), "reyield", "`yield from` as a loop that yields each value again, as on GPUs")
+REYIELD = Option(("--reyield",), "reyield", "`yield from` as a loop that yields each value again, as on GPUs "
+                 "(a test of GPU-bound code: recursive delegation then costs O(depth) a value)")
 OUTPUT = Option(("-o", "--output"), "output", "where to write (`-`: stdout, for llvm, lowered, asm and ptx)",
                 ANY, None, metavar="PATH")
 TEXT_EMITS = ("llvm", "lowered", "asm", "ptx")
