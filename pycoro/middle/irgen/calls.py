@@ -14,7 +14,7 @@ from ...frontend.types import BOOL, HANDLE, STR, VOID, FloatT, FnT, IntT, Type
 from .. import gpu, intrinsics
 from ..coro import async_
 from ..gpu import GPU_INTRINSICS
-from ..llvmcompat import I1, I32, I64, TypedCallee
+from ..llvmcompat import I1, I32, I64, PTR, TypedCallee
 from .suspends import suspends_after
 
 
@@ -46,6 +46,10 @@ class CallEmission:
             callee = self.expr(e.callee)
             if not isinstance(callee, ir.Function):   # (a specialised copy's known parameter is one)
                 self.mg.function_value_calls += 1
+                # a `fn` variable declared without a value is null: a panic, as a
+                # null `ptr` is (the jump to 0 faulted, and its report came doubled)
+                not_null = self.b.icmp_unsigned("!=", callee, ir.Constant(PTR, None))
+                self.check(not_null, lambda: self.panic(b"call of a null function value", e.span), "null")
             args = self.arguments(e.args, list(fnt.params))
             fnty = self.mg.signature(list(fnt.params), fnt.ret)
             return self.call_with(TypedCallee(callee, fnty), args, fnt.ret)
