@@ -263,6 +263,22 @@ def test_declarations_a_program_may_not_make(source, expected):
     ('import "\\xc3";\nfn main() {}\n', ["1:1: an import path must be UTF-8 text"]),
     ('import "";\nfn main() {}\n', ["1:1: an import path cannot be empty"]),
     (f'import "{"x" * 300}";\nfn main() {{}}\n', [f"1:1: cannot read `{'x' * 300}`: file name too long"]),
-], ids=["mut_self_outside_a_method", "nul_in_import", "import_not_utf8", "empty_import", "import_too_long"])
+    # a generic `main` cannot be C's
+    ("fn main<T>() {}\n", ["1:4: `main` must be declared `fn main()`, `fn main() -> i32` or `async fn main()`"]),
+    # hooks a `for` or an `await` calls cannot be async fns (the IR was invalid)
+    ("struct A {}\nimpl A { async fn await_ready(mut self) -> bool { return false; }\n"
+     "fn await_suspend(mut self, _h: Handle) {} fn await_resume(mut self) {} }\n"
+     "fn t() -> Task<void> { await A {}; }\nfn main() { block_on(t()); }\n", ["4:30: `A` does not follow the awaiter protocol"]),
+    ("struct It { n: i64 }\nimpl It { async fn next(mut self) -> bool { return false; } fn value(self) -> i64 { return 1; } }\n"
+     "fn main() { for v in (It { n: 1 }) { print(v); } }\n",
+     ["3:23: type `It` is not iterable: it needs `next(mut self) -> bool` and `value(self) -> T`"]),
+    # a negative literal past i64 wrapped; one past f64 crashed the compiler
+    ("fn main() { let x = -9223372036854775809; print(x); }\n", ["1:22: literal -9223372036854775809 does not fit in `i64`"]),
+    (f"fn main() {{ let x: f64 = 1{'0' * 309}; print(x); }}\n", [f"1:26: literal 1{'0' * 309} does not fit in `f64`"]),
+    # a slice is a pointer and a length: a struct may hold a slice of itself
+    ("struct Node { kids: [Node], v: i64 }\nstruct Bad { kids: [Bad], g: Generator<i64> }\nfn main() {}\n",
+     ["2:20: a slice cannot view `Bad`: that type owns coroutines, and a slice only borrows (index the array itself)"]),
+], ids=["mut_self_outside_a_method", "nul_in_import", "import_not_utf8", "empty_import", "import_too_long", "generic_main",
+        "async_awaiter_hook", "async_next", "negative_literal", "float_literal", "slice_of_itself"])
 def test_what_a_mutation_fuzzer_found(source, expected):
     assert [f"{d.span.line}:{d.span.col}: {d.message}" for d in refused(source)] == expected

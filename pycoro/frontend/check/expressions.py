@@ -45,6 +45,12 @@ def is_literalish(e: ast.Expr) -> bool:
     return False
 
 
+# Integer literals a float type holds: up to its largest finite value and the
+# larger ones that round to it (past them, infinity, or no conversion at all).
+# An f32 literal goes through an f64 first, so its margin is a quarter ulp.
+_LARGEST_FINITE = {32: (2 ** 24 - 1) * 2 ** 104 + 2 ** 102, 64: (2 ** 53 - 1) * 2 ** 971 + 2 ** 970 - 1}
+
+
 def _op_class(op: str) -> str:
     if op in ARITH:
         return "arith"
@@ -67,10 +73,13 @@ class ExpressionRules:
         else:
             t = I64
         if isinstance(t, IntT) and not (t.min <= value <= t.max):
-            if not (t == I64 and not e.suffix and expected is None and value <= U64.max):
+            if not (t == I64 and not e.suffix and expected is None and I64.max < value <= U64.max):
                 self.r.error(M.literal_out_of_range(value, t), e.span)
                 return ERROR
-            t = U64 if value > I64.max else t
+            t = U64
+        elif isinstance(t, FloatT) and abs(value) > _LARGEST_FINITE[t.bits]:
+            self.r.error(M.literal_out_of_range(value, t), e.span)   # (it would round to infinity)
+            return ERROR
         return t
 
     def expr_FloatLit(self, e: ast.FloatLit, expected: Type | None) -> Type:

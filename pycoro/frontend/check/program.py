@@ -72,6 +72,7 @@ class ProgramChecker(PromiseDecls):
         self.layouts = StructLayouts(self.struct_fields)
         self._laying_out: set[StructT] = set()
         self._promise_types_pending: list = []   # (promises.py) handle types named while laying out
+        self._slices_pending: list = []   # (slice_type) slices of structs being laid out, checked after
         self._impl_targets: dict[ast.ImplDecl, Type] = {}
         # Each promise's `var`s form a struct (the promise state, in the frame);
         # its hooks are methods of that struct.
@@ -210,6 +211,9 @@ class ProgramChecker(PromiseDecls):
             if need_main:
                 self.reporter.error(M.no_main(), Span(main_file, 1, 1) if main_file else None)
             return None
+        if decl.generics:   # (never instantiated: C's `main` could not call it)
+            self.reporter.error(M.bad_main(), span_of(decl))
+            return None
         inst = self.instances.get((id(decl), ()))
         if inst is None:
             return None
@@ -266,7 +270,14 @@ class ProgramChecker(PromiseDecls):
 
     def slice_type(self, elem: Type, span: Span) -> Type:
         """`[elem]`, when a slice can view such elements."""
-        if not has_vars(elem) and self.layouts.owns(elem):
+        if has_vars(elem):
+            return SliceT(elem)
+        inner = elem
+        while isinstance(inner, ArrayT):
+            inner = inner.elem
+        if inner in self._laying_out:   # `struct Node { kids: [Node] }`: a slice is a pointer and a length
+            self._slices_pending.append((elem, span))
+        elif self.layouts.owns(elem):
             self.reporter.error(M.slice_of_owning(elem), span)
             return ERROR
         return SliceT(elem)
@@ -297,6 +308,10 @@ class ProgramChecker(PromiseDecls):
             self._contained(ft)
         self._laying_out.discard(t)
         self.layouts.record(t, fields)
+        while not self._laying_out and self._slices_pending:
+            elem, span = self._slices_pending.pop(0)
+            if self.layouts.owns(elem):
+                self.reporter.error(M.slice_of_owning(elem), span)
         while not self._laying_out and self._promise_types_pending:
             self._checked_promise_type(*self._promise_types_pending.pop(0))
         return self.layouts.fields(t)

@@ -99,7 +99,8 @@ class StatementRules:
             next_fn = self.p.instantiate_method(nxt, at=s.iter.span)
             value_fn = self.p.instantiate_method(val, at=s.iter.span)
             if (next_fn.ret != BOOL or len(next_fn.params) != 1 or len(value_fn.params) != 1
-                    or next_fn.self_mode is None or value_fn.self_mode is None):
+                    or next_fn.self_mode is None or value_fn.self_mode is None
+                    or next_fn.is_async or value_fn.is_async):   # (a `for` is no await)
                 self.r.error(M.not_iterable(it), s.iter.span)
             item_type = value_fn.ret
         holder = LocalVar(f"{s.var}.iter", it, True)

@@ -258,7 +258,8 @@ class SuspensionRules:
                                   for n in ("await_ready", "await_suspend", "await_resume"))
         kind = {VOID: "void", BOOL: "bool", HANDLE: "handle"}.get(suspend.ret)
         if ready.ret != BOOL or kind is None or len(suspend.params) != 2 \
-                or suspend.params[1][1] != HANDLE or len(ready.params) != 1 or len(resume.params) != 1:
+                or suspend.params[1][1] != HANDLE or len(ready.params) != 1 or len(resume.params) != 1 \
+                or any(hook.is_async for hook in (ready, suspend, resume)):   # (they run inside the await)
             self.r.error(M.bad_awaiter(awaiter), span, hint=M.awaiter_needs([]))
             return None
         return AwaitInfo(transform, awaiter, ready, suspend, resume, kind)
