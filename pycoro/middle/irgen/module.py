@@ -4,6 +4,8 @@ function the program can run (function.py) and C's `main`."""
 from __future__ import annotations
 
 import functools
+import math
+import struct
 
 from llvmlite import ir
 
@@ -11,7 +13,7 @@ from ...frontend import ast
 from ...frontend.layout import is_aggregate
 from ...frontend.program import CheckedProgram, FnInstance, GlobalVar
 from ...frontend.types import (BOOL, HANDLE, NULL, STR, VOID, ArrayT, FloatT, FnT, IntT, PromiseT, PtrT, SliceT, StructT, Type,
-                               is_prelude_promise)
+                               PRIMITIVES, is_prelude_promise)
 from ... import __version__
 from ...common.paths import in_stdlib, stdlib_display
 from .. import gpu, intrinsics
@@ -429,11 +431,10 @@ class ModuleGen:
                 return ir.Constant(ty, -float(v) if t.is_float else -v)
             case ast.Unary(op="-", operand=ast.FloatLit(value=v)):
                 return ir.Constant(ty, -v)
-            case ast.Cast(expr=inner):
+            case ast.Cast():
                 if isinstance(t, PtrT):
                     return ir.Constant(PTR, None)
-                value = _const_value(inner)
-                return ir.Constant(ty, float(value) if t.is_float else int(value))
+                return ir.Constant(ty, _const_value(e))
             case ast.ArrayLit(elems=elems):
                 return ir.Constant(ty, [self.constant(x, t.elem) for x in elems])
             case ast.StructLit(fields=fields):
@@ -522,12 +523,30 @@ _LIBRARY_ALWAYS_INLINED = {
 
 
 def _const_value(e: ast.Expr):
+    """A global's constant initialiser, its casts done as `convert` does them."""
     match e:
         case ast.IntLit(value=v) | ast.FloatLit(value=v) | ast.BoolLit(value=v):
             return v
         case ast.Unary(op="-", operand=inner):
             return -_const_value(inner)
+        case ast.Cast(expr=inner, type=ast.NamedType(name=name)) if name in PRIMITIVES:
+            return _converted(_const_value(inner), PRIMITIVES[name])
         case ast.Cast(expr=inner):
             return _const_value(inner)
     raise AssertionError(e)
+
+
+def _converted(value, t: Type):
+    """`value as t` of a constant: an integer wraps to t's width, a float goes
+    toward zero and saturates (NaN: 0), as LLVM's `fptosi.sat` does."""
+    if isinstance(t, FloatT):
+        return float(value) if t.bits == 64 else struct.unpack("f", struct.pack("f", float(value)))[0]
+    if not isinstance(t, IntT):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 0
+        return t.min if value <= t.min else t.max if value >= t.max else int(value)
+    value = int(value) & ((1 << t.bits) - 1)
+    return value - (1 << t.bits) if t.signed and value > t.max else value
 
