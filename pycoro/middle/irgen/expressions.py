@@ -182,6 +182,10 @@ class ExpressionEmission:
         lo = self.index_value(e.lo) if e.lo is not None else I64(0)
         hi = self.index_value(e.hi) if e.hi is not None else length
         if e.inclusive:
+            if self.is_u64(e.hi):   # `..=` the largest u64 ends one past it: not 0
+                last = self.b.icmp_unsigned("!=", hi, I64(-1))
+                self.check(last, lambda: self.panic(b"range end index 18446744073709551616 (u64's largest plus one) "
+                                                    b"out of range for a slice", e.span), "slice")
             hi = self.b.add(hi, I64(1))
         # unsigned compares: a negative bound is a huge one
         ok = self.b.and_(self.b.icmp_unsigned("<=", lo, hi), self.b.icmp_unsigned("<=", hi, length))
