@@ -278,7 +278,15 @@ def test_declarations_a_program_may_not_make(source, expected):
     # a slice is a pointer and a length: a struct may hold a slice of itself
     ("struct Node { kids: [Node], v: i64 }\nstruct Bad { kids: [Bad], g: Generator<i64> }\nfn main() {}\n",
      ["2:20: a slice cannot view `Bad`: that type owns coroutines, and a slice only borrows (index the array itself)"]),
+    # a returned-continuation buffer lives on the caller's stack; LLVM aborted on a yielded value of no bytes
+    ("promise Big<T> { abi retcon(99999999999999999); initial suspend; }\nfn g() -> Big<i64> { yield 1; }\n"
+     "fn main() { for v in g() { print(v); } }\n",
+     ["1:18: an inline buffer of 99999999999999999 bytes is too large: it lives in the caller's stack frame "
+      "(the limit is 1 MiB)"]),
+    ("struct E {}\nfn g() -> Once<E> { yield E {}; }\nfn main() { with _e in g() {} }\n",
+     ["2:11: `Once<E>` would yield values of no bytes, which a returned-continuation coroutine cannot hand over"]),
 ], ids=["mut_self_outside_a_method", "nul_in_import", "import_not_utf8", "empty_import", "import_too_long", "generic_main",
-        "async_awaiter_hook", "async_next", "negative_literal", "float_literal", "slice_of_itself"])
+        "async_awaiter_hook", "async_next", "negative_literal", "float_literal", "slice_of_itself", "retcon_buffer",
+        "empty_yield"])
 def test_what_a_mutation_fuzzer_found(source, expected):
     assert [f"{d.span.line}:{d.span.col}: {d.message}" for d in refused(source)] == expected

@@ -188,6 +188,8 @@ def missing_hook(promise: str, hook: str, what: str) -> str:
     return f"promise {q(promise)} has no `{hook}`, which {what} needs"
 def unknown_abi(name: str) -> str: return f"unknown coroutine ABI {q(name)}: expected `switch`, `retcon(N)` or `retcon_once(N)`"
 def retcon_needs_size(abi: str) -> str: return f"`abi {abi}` needs the size of its inline buffer: `abi {abi}(N);`"
+def retcon_buffer_too_large(size: int, limit: int) -> str:
+    return f"an inline buffer of {size} bytes is too large: it lives in the caller's stack frame (the limit is {limit >> 20} MiB)"
 def switch_takes_no_size() -> str: return "`abi switch` takes no buffer size"
 def retcon_initial(abi: str, mode: str) -> str:
     return f"a `{abi}` coroutine must be declared `initial {mode};`"
@@ -219,6 +221,8 @@ def owning_yielded_by_retcon(t: object) -> str:
     return (f"{q(t)} would yield coroutine handles, which a returned-continuation coroutine "
             "cannot do yet (each `value()` would copy the handle)")
 # How a coroutine comes to refer to a place (a Borrow's `via`): these read in the messages below.
+def empty_yielded_by_retcon(t: object) -> str:
+    return f"{q(t)} would yield values of no bytes, which a returned-continuation coroutine cannot hand over"
 def via_method(method: str) -> str: return f"`mut self` method {q(method)}"
 def via_slice() -> str: return "a slice of it"
 def borrowing_coroutine_moved(via: str, place: str) -> str:

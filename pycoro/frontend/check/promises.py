@@ -19,6 +19,8 @@ _ABIS = ("switch", "retcon", "retcon_once", "async")
 
 # how each returned-continuation ABI must start (`initial …;`)
 RETCON_START = {"retcon": "suspend", "retcon_once": "run"}
+# `abi retcon(N)`: the inline buffer lives in the caller's stack frame
+RETCON_BUFFER_LIMIT = 1 << 20
 
 
 class PromiseDecls:
@@ -49,6 +51,8 @@ class PromiseDecls:
         cannot end without yielding), retcon_once must run to its single yield."""
         if decl.abi.size is None:
             self.reporter.error(M.retcon_needs_size(abi), decl.abi.span)
+        elif decl.abi.size > RETCON_BUFFER_LIMIT:   # (the caller's stack holds it)
+            self.reporter.error(M.retcon_buffer_too_large(decl.abi.size, RETCON_BUFFER_LIMIT), decl.abi.span)
         start = RETCON_START[abi]
         for s in decl.suspends:
             if s.point == "final":
@@ -87,6 +91,12 @@ class PromiseDecls:
             # `value()` copies the yielded value out each time it is called, and
             # nothing destroys the one the coroutine handed over.
             self.reporter.error(M.owning_yielded_by_retcon(t), use)
+            return ERROR
+        if abi_of(t) in RETCON_START and t.args and not has_vars(t.args[0]) \
+                and self.layouts.size_align(t.args[0])[0] == 0:
+            # LLVM's returned-continuation lowering lays a yielded value out in
+            # the frame, and aborts the process on one of no bytes
+            self.reporter.error(M.empty_yielded_by_retcon(t), use)
             return ERROR
         return t
 
