@@ -285,8 +285,13 @@ def test_declarations_a_program_may_not_make(source, expected):
       "(the limit is 1 MiB)"]),
     ("struct E {}\nfn g() -> Once<E> { yield E {}; }\nfn main() { with _e in g() {} }\n",
      ["2:11: `Once<E>` would yield values of no bytes, which a returned-continuation coroutine cannot hand over"]),
+    # promise state starts zeroed: an initial value was ignored
+    ("promise P { abi switch; var c: i64 = 5; fn return_void(mut self) {} }\nfn g() -> P { co_return; }\n"
+     "fn main() { var x = g(); print(x.promise().c); }\n",
+     ["1:38: promise state starts zeroed: `var c` cannot have an initial value"]),
+    ('import "/dev/zero";\nfn main() {}\n', ["1:1: cannot read `/dev/zero`: not a regular file"]),
 ], ids=["mut_self_outside_a_method", "nul_in_import", "import_not_utf8", "empty_import", "import_too_long", "generic_main",
         "async_awaiter_hook", "async_next", "negative_literal", "float_literal", "slice_of_itself", "retcon_buffer",
-        "empty_yield"])
+        "empty_yield", "promise_var_initialised", "import_device"])
 def test_what_a_mutation_fuzzer_found(source, expected):
     assert [f"{d.span.line}:{d.span.col}: {d.message}" for d in refused(source)] == expected

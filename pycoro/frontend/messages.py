@@ -221,6 +221,10 @@ def owning_yielded_by_retcon(t: object) -> str:
     return (f"{q(t)} would yield coroutine handles, which a returned-continuation coroutine "
             "cannot do yet (each `value()` would copy the handle)")
 # How a coroutine comes to refer to a place (a Borrow's `via`): these read in the messages below.
+def promise_var_initialised(name: str) -> str:
+    return f"promise state starts zeroed: `var {name}` cannot have an initial value"
+def promise_var_hint(name: str) -> str:
+    return f"set `self.{name}` in a hook, or through `h.promise().{name}` once the coroutine is made"
 def empty_yielded_by_retcon(t: object) -> str:
     return f"{q(t)} would yield values of no bytes, which a returned-continuation coroutine cannot hand over"
 def via_method(method: str) -> str: return f"`mut self` method {q(method)}"

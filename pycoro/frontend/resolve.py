@@ -72,6 +72,9 @@ def load(display: str, text: str, base_dir: Path, prelude: bool = True,
                 read.append(looked_up)   # another way to it: where it leads is the module cache's to check
             return
         seen.add(key)
+        if path.exists() and not path.is_file() and not path.is_dir():   # (`/dev/zero` read without end)
+            errors.append(Diagnostic(M.cannot_read(decl.path, "not a regular file"), decl.span))
+            return
         try:
             text = decode_source(looked_up.read_bytes(), _relative(shown))
             if read is not None and not decl.path.startswith("std/"):

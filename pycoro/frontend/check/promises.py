@@ -38,6 +38,10 @@ class PromiseDecls:
                 self.reporter.error(M.async_promise_members(), span_of(decl))
         elif decl.abi is not None and decl.abi.size is not None:
             self.reporter.error(M.switch_takes_no_size(), decl.abi.span)
+        for field in decl.fields:
+            if field.init is not None:   # (it was ignored: LANGUAGE.md §5.1's state starts zeroed)
+                self.reporter.error(M.promise_var_initialised(field.name), field.init.span,
+                                    hint=M.promise_var_hint(field.name))
         # A frame must go back to the allocator it came from.
         hooks = {m.name: m for m in decl.methods}
         for have, need in (("allocate", "deallocate"), ("deallocate", "allocate")):
