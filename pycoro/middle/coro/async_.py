@@ -503,7 +503,7 @@ def intrinsic(fg, fn: FnInstance, args: list[ir.Value]) -> ir.Value | None:
         # A channel's slots are uninitialised memory: a move in or out
         # neither destroys what was there nor leaves anything to destroy.
         "__take": lambda: fg.load(args[0], fn.ret),
-        "__put": lambda: fg.store(args[1], args[0], fn.params[1][1]),
+        "__put": lambda: fg.store(args[1], args[0], fn.params[1][1]) if len(args) > 1 else None,   # (void: no value)
         "__owns": lambda: I1(int(mg.p.layouts.owns(fn.params[0][1].elem))),
         "__dropper": lambda: mg.dropper(fn.params[0][1].elem, fg.inst),
         # a panic whose message says where itself: no position of its own

@@ -158,7 +158,7 @@ class PromisedEmitter(BodyEmitter):
         hook = fg.inst.hooks[e]
         value = fg.arguments([e.value], [t for _, t in hook.params[1:]])
         if hook.ret == VOID:
-            self.yield_computed(hook, *value, e.span.line)
+            self.yield_computed(hook, value[0] if value else None, e.span.line)
             return None
         result = fg.call(hook, [self.promise()] + value)
         if hook.ret == HANDLE:
@@ -170,11 +170,12 @@ class PromisedEmitter(BodyEmitter):
         self.suspend_on(info, awaiter)
         return fg.call(info.resume, [awaiter])
 
-    def yield_computed(self, hook, value: ir.Value, line: int) -> None:
+    def yield_computed(self, hook, value: ir.Value | None, line: int) -> None:
         """A `yield` of a value already computed, through a `yield_value` hook
         that returns nothing (also a base case of a generator delegated to,
-        taken in the delegating one: middle/guards.py)."""
-        self.fg.call(hook, [self.promise(), value])
+        taken in the delegating one: middle/guards.py). None: a hook of a
+        `void` parameter, called without it (as a Task<void>'s return_value)."""
+        self.fg.call(hook, [self.promise()] + ([value] if value is not None else []))
         self.suspend(f"yield.{line}")
 
     def await_(self, e: ast.Await) -> ir.Value | None:

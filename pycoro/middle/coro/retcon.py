@@ -309,7 +309,8 @@ def handle_op(fg, name: str, handle: ir.Value, t: PromiseT) -> ir.Value | None:
         if name == "done":
             return finished
         fg.check(b.not_(finished), lambda: fg.panic(b"resumed a finished coroutine", fg.current_span), "resume")
-    return b.call(_operation(fg.mg, t, _OPERATIONS.get(name, name)), [handle])
+    result = b.call(_operation(fg.mg, t, _OPERATIONS.get(name, name)), [handle])
+    return None if isinstance(result.type, ir.VoidType) else result   # (`let v = h.resume();`: a void value)
 
 
 # `__destroy()`: the export wrappers' way to destroy a handle they reach through a pointer

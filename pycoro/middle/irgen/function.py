@@ -96,7 +96,9 @@ class FnGen(StatementEmission, ExpressionEmission, CallEmission):
             return copy
         return self.b.load(ptr, typ=self.mg.llvm(t))
 
-    def store(self, value: ir.Value, ptr: ir.Value, t: Type) -> None:
+    def store(self, value: ir.Value | None, ptr: ir.Value, t: Type) -> None:
+        if value is None:   # a `void` value (`for v in …` of a `value()` that returns nothing): nothing to keep
+            return
         if is_aggregate(t):
             self.memcpy(ptr, value, t)
         else:
