@@ -164,17 +164,24 @@ def _assign(g):
     if ty == BOOL or g.chance(0.4):
         return m.Assign(target, "=", g.expr(ty))
     op = g.pick(["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="])
-    if op in ("/=", "%="):
-        value = divisor(g, ty, True)
-        if not value.pure():
-            value = m.Lit(ty, 3)
-    elif op in ("<<=", ">>="):
-        value = m.Lit(ty, g.r.randint(0, min(127, 2 * bits(ty))))
-    elif isinstance(target, m.Var) and target.name not in {v.name for v in g.globals}:
+    value = operand_for(g, ty, op)
+    if value is None and isinstance(target, m.Var) and target.name not in {v.name for v in g.globals}:
         value = g.expr(ty)   # no call can change a local scalar: the order of the two reads cannot matter
-    else:
+    elif value is None:
         value = g.pure_expr(ty)   # `g += bump()`: which value of g is read is not for the oracle to guess
     return m.Assign(target, op, value)
+
+
+def operand_for(g, ty, op: str):
+    """The right of `place op= …` where the operator constrains it: a divisor
+    that is pure (else 3), a shift within the type's range; None for the
+    other operators (the caller's to draw)."""
+    if op in ("/=", "%="):
+        value = divisor(g, ty, True)
+        return value if value.pure() else m.Lit(ty, 3)
+    if op in ("<<=", ">>="):
+        return m.Lit(ty, g.r.randint(0, min(127, 2 * bits(ty))))
+    return None
 
 
 def _print(g):

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 from .. import model as m
 from ..generate import FnSig, VarInfo
-from ..types import BOOL, ArrayT, SliceT, StructT, bits, is_int, is_scalar
+from ..types import BOOL, ArrayT, SliceT, StructT, is_int, is_scalar
 from . import Layer, register
-from .arith import calls, divisor, g_cost_cap
+from .arith import calls, g_cost_cap, operand_for
 
 MAX_N = 6            # the longest array the layer makes (and what an unknown slice may hold)
 P_BAD_INDEX = 0.0025 # an element index out of range
@@ -342,15 +342,7 @@ def _write(g):
     if g.chance(0.35):
         return m.Assign(target, "=", g.expr(t))
     op = g.pick(["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "+=", "^="])
-    if op in ("/=", "%="):
-        value = divisor(g, t, True)
-        if not value.pure():
-            value = m.Lit(t, 3)
-    elif op in ("<<=", ">>="):
-        value = m.Lit(t, g.r.randint(0, min(127, 2 * bits(t))))
-    else:
-        value = g.pure_expr(t)
-    return m.Assign(target, op, value)
+    return m.Assign(target, op, operand_for(g, t, op) or g.pure_expr(t))
 
 
 def _for_each(g):
