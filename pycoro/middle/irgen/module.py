@@ -25,6 +25,7 @@ from ..runtime import symbol as rt_symbol
 from .debuginfo import DebugInfo
 from . import pushed
 from .function import FnGen
+from .suspends import in_loop_bodies
 
 _FLOAT_TYPES = {32: ir.FloatType(), 64: ir.DoubleType()}
 
@@ -137,8 +138,7 @@ class ModuleGen:
     def _looped_delegations(self) -> frozenset[int]:
         """The `yield from`s inside a loop's body (by id)."""
         return frozenset(id(y) for inst in self.p.functions if inst.generator_delegations
-                         for loop in ast.nodes_of(inst.decl.body, (ast.For, ast.While, ast.Loop))
-                         for y in ast.nodes_of(loop.body, ast.YieldFrom))
+                         for y in in_loop_bodies(inst.decl.body, ast.YieldFrom))
 
     def final_transfer(self, inst: FnInstance) -> FnInstance | None:
         """The hook coroutine `inst` transfers through at its end, if any: none

@@ -30,3 +30,9 @@ def suspends_in_a_loop(body) -> bool:
     """Whether a function's body may suspend inside a loop (a coroutine that
     does is usually resumed many times: middle/coro/first_resume.py)."""
     return any(ast.contains(loop, _SUSPENSIONS) for loop in ast.nodes_of(body, _LOOPS))
+
+
+def in_loop_bodies(body, kind: type) -> list:
+    """The nodes of `kind` inside a loop's body (run once a round) of a
+    function's body."""
+    return [node for loop in ast.nodes_of(body, _LOOPS) for node in ast.nodes_of(loop.body, kind)]
